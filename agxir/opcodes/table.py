@@ -100,8 +100,7 @@ UNARY_BITOP_ALIASES = frozenset({"mov", "not"})
 ROWS: tuple[Opcode, ...] = (
     # --- integer ------------------------------------------------------------------------
     Opcode("iadd", "a + (b << shift); neg on b subtracts", (
-        int_src("a"), int_src("b", ABS_NEG)), ALL_SIZES, integer.iadd, (SHIFT4,),
-        commutative=True),
+        int_src("a"), int_src("b", ABS_NEG)), ALL_SIZES, integer.iadd, (SHIFT4,)),
     Opcode("imad", "a * b + (c << shift); neg on c subtracts", (
         int_src("a"), int_src("b"), int_src("c", ABS_NEG)), ALL_SIZES, integer.imad, (SHIFT4,)),
     Opcode("imul", "a * b (NIR imul; AGX lowers it to imad a, b, #0)", (

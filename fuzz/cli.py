@@ -1,0 +1,133 @@
+"""The `agxfuzz` command line: argument parsing and dispatch only.
+
+Each command imports what it needs when it runs, so `agxfuzz --help` stays fast. Errors a
+user can cause (a bad file, a bad flag) print one line and exit non-zero; usage errors
+exit 2 as argparse does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+VERSION = "0.1.0"
+
+
+class UserError(Exception):
+    """A problem with what the user gave us: reported in one line, exit status 1."""
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as error:
+        raise UserError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a UTF-8 text file") from None
+
+
+def load_function(path: str, *, verified: bool = True):
+    """Parse (and by default verify) the function in `path`, as a UserError on failure."""
+    from agxir.text import ParseError, parse_function
+    from agxir.verifier import verify
+
+    try:
+        fn = parse_function(_read(path), filename=path)
+    except ParseError as error:
+        raise UserError(str(error)) from None
+    if verified:
+        errors = verify(fn)
+        if errors:
+            raise UserError("\n".join(f"{path}: {error}" for error in errors))
+    return fn
+
+
+def cmd_fmt(args) -> int:
+    from agxir.text import print_function
+
+    fn = load_function(args.file, verified=False)
+    sys.stdout.write(print_function(fn))
+    return 0
+
+
+def cmd_verify(args) -> int:
+    load_function(args.file)
+    print(f"{args.file}: ok")
+    return 0
+
+
+def cmd_interp(args) -> int:
+    from fuzz.interp_command import run_interp
+
+    fn = load_function(args.file)
+    return run_interp(fn, args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agxfuzz",
+        description="Fuzz and verify AGX shader-compiler passes: generate SSA programs, "
+        "run them through passes, judge them with an interpreter, invariants and z3.",
+    )
+    parser.add_argument("--version", action="version", version=f"agxfuzz {VERSION}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    fmt = commands.add_parser("fmt", help="print a .agx file in canonical form")
+    fmt.add_argument("file")
+    fmt.set_defaults(handler=cmd_fmt)
+
+    verify = commands.add_parser("verify", help="check a .agx file with the verifier")
+    verify.add_argument("file")
+    verify.set_defaults(handler=cmd_verify)
+
+    interp = commands.add_parser("interp", help="run a .agx file in the interpreter oracle")
+    interp.add_argument("file")
+    interp.add_argument("--threads", type=_positive, default=32, help="threads per input set")
+    interp.add_argument("--sets", type=_positive, default=1, help="random input sets to run")
+    interp.add_argument("--seed", type=_seed, default=None, help="seed for random inputs")
+    interp.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
+    interp.add_argument("--fuel", type=_positive, default=None, help="instructions per thread")
+    interp.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    interp.set_defaults(handler=cmd_interp)
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seeds are non-negative: {text}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args)
+    except UserError as error:
+        print(error, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("agxfuzz: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The interpreter's backend for the bit-vector interface: it emits numpy source code.
+
+Running an opcode's semantics against `NumpyEmitter` does not compute anything; it writes
+one line of straight-line Python per operation, over uint64 arrays that hold one lane
+(thread x input set) per element. A block becomes one Python function, so the per-operation
+cost at run time is a numpy call, not an interpretive dispatch.
+"""
+
+from __future__ import annotations
+
+from agxir.ir import Immediate, Instruction, Uniform, Value
+
+
+def _mask(width: int) -> int:
+    return (1 << width) - 1
+
+
+class NumpyEmitter:
+    """Implements `agxir.opcodes.machine.Machine` by emitting code into `lines`."""
+
+    def __init__(self, value_slots: dict[Value, int], uniform_slots: dict[Uniform, int]):
+        self.value_slots = value_slots
+        self.uniform_slots = uniform_slots
+        self.lines: list[str] = []
+        self.local_of: dict[object, str] = {}
+        self.constants: dict[int, str] = {}
+        self.counter = 0
+        self.instruction: Instruction | None = None
+
+    # --- bookkeeping --------------------------------------------------------------------
+    def temp(self, expression: str) -> str:
+        self.counter += 1
+        name = f"t{self.counter}"
+        self.lines.append(f"{name} = {expression}")
+        return name
+
+    def local(self, ref: Value | Uniform) -> str:
+        """A local holding `ref` for this block, reading V/U on first use."""
+        name = self.local_of.get(ref)
+        if name is None:
+            if isinstance(ref, Value):
+                name = f"v{self.value_slots[ref]}"
+                self.lines.append(f"{name} = V[{self.value_slots[ref]}]")
+            else:
+                name = f"u{self.uniform_slots[ref]}"
+                self.lines.append(f"{name} = U[{self.uniform_slots[ref]}]")
+            self.local_of[ref] = name
+        return name
+
+    def ref_value(self, operand_ref) -> str:
+        if isinstance(operand_ref, Immediate):
+            return self.const(operand_ref.bits, 16)
+        return self.local(operand_ref)
+
+    # --- operands and constants ---------------------------------------------------------------
+    def operand(self, index: int) -> str:
+        return self.local(self.instruction.srcs[index].ref)
+
+    def const(self, value: int, width: int) -> str:
+        name = self.constants.get(value)
+        if name is None:
+            name = f"C[{len(self.constants)}]"
+            self.constants[value] = name
+        return name
+
+    # --- integers ---------------------------------------------------------------------------------
+    def _wrap(self, expression: str, width: int) -> str:
+        if width == 64:
+            return self.temp(expression)
+        return self.temp(f"({expression}) & {_mask(width):#x}")
+
+    def add(self, a, b, width):
+        return self._wrap(f"{a} + {b}", width)
+
+    def sub(self, a, b, width):
+        return self._wrap(f"{a} - {b}", width)
+
+    def mul(self, a, b, width):
+        return self._wrap(f"{a} * {b}", width)
+
+    def and_(self, a, b, width):
+        return self.temp(f"{a} & {b}")
+
+    def or_(self, a, b, width):
+        return self.temp(f"{a} | {b}")
+
+    def xor(self, a, b, width):
+        return self.temp(f"{a} ^ {b}")
+
+    def not_(self, a, width):
+        return self.temp(f"{a} ^ {_mask(width):#x}")
+
+    def shl(self, a, amount, width):
+        return self._wrap(f"{a} << {amount}", width)
+
+    def lshr(self, a, amount, width):
+        return self.temp(f"{a} >> {amount}")
+
+    def shl_var(self, a, amount, width):
+        return self._wrap(f"{a} << {amount}", width)
+
+    def lshr_var(self, a, amount, width):
+        return self.temp(f"{a} >> {amount}")
+
+    def ashr_var(self, a, amount, width):
+        return self.temp(f"ashr({a}, {amount}, {width})")
+
+    def zext(self, a, from_width, to_width):
+        return a
+
+    def sext(self, a, from_width, to_width):
+        bit = 1 << (from_width - 1)
+        return self._wrap(f"({a} ^ {bit:#x}) - {bit:#x}", to_width)
+
+    def trunc(self, a, from_width, to_width):
+        return self.temp(f"{a} & {_mask(to_width):#x}")
+
+    # --- predicates -----------------------------------------------------------------------------------
+    def eq(self, a, b, width):
+        return self.temp(f"{a} == {b}")
+
+    def ult(self, a, b, width):
+        return self.temp(f"{a} < {b}")
+
+    def slt(self, a, b, width):
+        bit = 1 << (width - 1)
+        return self.temp(f"({a} ^ {bit:#x}) < ({b} ^ {bit:#x})")
+
+    def both(self, a, b):
+        return self.temp(f"{a} & {b}")
+
+    def either(self, a, b):
+        return self.temp(f"{a} | {b}")
+
+    def negate(self, a):
+        return self.temp(f"~{a}")
+
+    def select(self, cond, a, b, width):
+        return self.temp(f"where({cond}, {a}, {b})")
+
+    # --- floats (helpers live in oracles.interp.floats) ---------------------------------------------
+    def fadd(self, a, b, fw):
+        return self.temp(f"bits{fw}(f{fw}({a}) + f{fw}({b}))")
+
+    def fmul(self, a, b, fw):
+        return self.temp(f"bits{fw}(f{fw}({a}) * f{fw}({b}))")
+
+    def ffma(self, a, b, c, fw):
+        return self.temp(f"ffma({a}, {b}, {c}, {fw})")
+
+    def fconvert(self, a, from_fw, to_fw):
+        return self.temp(f"fconvert({a}, {from_fw}, {to_fw})")
+
+    def int_to_float(self, a, width, fw, signed):
+        return self.temp(f"int_to_float({a}, {width}, {fw}, {signed})")
+
+    def float_to_int(self, a, fw, width, signed):
+        return self.temp(f"float_to_int({a}, {fw}, {width}, {signed})")
+
+    def fis_nan(self, a, fw):
+        return self.temp(f"isnan(f{fw}({a}))")
+
+    def feq(self, a, b, fw):
+        return self.temp(f"f{fw}({a}) == f{fw}({b})")
+
+    def flt(self, a, b, fw):
+        return self.temp(f"f{fw}({a}) < f{fw}({b})")
+
+    def fle(self, a, b, fw):
+        return self.temp(f"f{fw}({a}) <= f{fw}({b})")
+
+    # --- effects -------------------------------------------------------------------------------------
+    def undefined_if(self, cond, reason):
+        hit = self.temp(f"{cond} & act")
+        self.lines.append(f"if {hit}.any(): X.undefined({hit}, {reason!r})")
+
+    def load(self, address, nbytes):
+        return self.temp(f"X.load({address}, {nbytes}, act)")
+
+    def store(self, address, value, nbytes):
+        self.lines.append(f"X.store({address}, {value}, {nbytes}, act)")
+
+    def thread_id(self):
+        return "TID"
+
+    def export(self, slot, value, width):
+        self.lines.append(f"X.export({slot}, {value}, act)")
+

@@ -1,0 +1,107 @@
+"""Float and shift helpers the emitted interpreter code calls, over uint64 lane arrays.
+
+Values travel as uint64 arrays of raw bits; these helpers view them as IEEE floats, compute
+with numpy (whose float32/float16 arithmetic and casts round to nearest even), and return
+raw bits with every NaN made canonical.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CANONICAL_NAN = {16: 0x7E00, 32: 0x7FC00000}
+_UINT = {16: np.uint16, 32: np.uint32}
+_FLOAT = {16: np.float16, 32: np.float32}
+
+
+def f32(bits: np.ndarray) -> np.ndarray:
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def f16(bits: np.ndarray) -> np.ndarray:
+    return bits.astype(np.uint16).view(np.float16)
+
+
+def _bits(values: np.ndarray, fw: int) -> np.ndarray:
+    raw = values.view(_UINT[fw]).astype(np.uint64)
+    return np.where(np.isnan(values), np.uint64(CANONICAL_NAN[fw]), raw)
+
+
+def bits32(values: np.ndarray) -> np.ndarray:
+    return _bits(values.astype(np.float32, copy=False), 32)
+
+
+def bits16(values: np.ndarray) -> np.ndarray:
+    return _bits(values.astype(np.float16, copy=False), 16)
+
+
+def as_float(bits: np.ndarray, fw: int) -> np.ndarray:
+    return bits.astype(_UINT[fw]).view(_FLOAT[fw])
+
+
+def ffma(a, b, c, fw: int) -> np.ndarray:
+    """a * b + c rounded once. The product is exact in float64; the sum is rounded to odd
+    in float64 (53 >= target precision + 2 bits), so the final cast rounds correctly."""
+    x = as_float(a, fw).astype(np.float64)
+    z = as_float(c, fw)
+    product = x * as_float(b, fw)
+    total = product + z
+    # TwoSum: the exact rounding error of `total`.
+    b_virtual = total - product
+    error = (product - (total - b_virtual)) + (z - b_virtual)
+    inexact = error != 0
+    if inexact.any():
+        even = (total.view(np.uint64) & np.uint64(1)) == 0
+        bump = inexact & even & np.isfinite(total)
+        if bump.any():
+            toward = np.nextafter(total, np.copysign(np.inf, error))
+            total = np.where(bump, toward, total)
+    return _bits(total.astype(_FLOAT[fw]), fw)
+
+
+def fconvert(a, from_fw: int, to_fw: int) -> np.ndarray:
+    return _bits(as_float(a, from_fw).astype(_FLOAT[to_fw]), to_fw)
+
+
+def int_to_float(a, width: int, fw: int, signed: bool) -> np.ndarray:
+    if signed:
+        bit = np.uint64(1 << (width - 1))
+        integers = ((a ^ bit) - bit).view(np.int64)
+    elif width < 64:
+        integers = a.view(np.int64)
+    else:
+        integers = a
+    if fw == 32:
+        return _bits(integers.astype(np.float32), 32)
+    # Through float64: exact below 2**53, and anything larger is infinite in f16 anyway.
+    return _bits(integers.astype(np.float64).astype(np.float16), 16)
+
+
+def float_to_int(a, fw: int, width: int, signed: bool) -> np.ndarray:
+    """Truncate toward zero; lanes out of range get garbage that the semantics select away."""
+    truncated = np.trunc(as_float(a, fw).astype(np.float64))
+    truncated = np.where(np.isfinite(truncated), truncated, 0.0)
+    truncated = np.clip(truncated, -(2.0**63), 2.0**63 - 1)
+    return truncated.astype(np.int64).view(np.uint64) & np.uint64((1 << width) - 1)
+
+
+def ashr(a, amount, width: int) -> np.ndarray:
+    bit = np.uint64(1 << (width - 1))
+    signed = ((a ^ bit) - bit).view(np.int64)
+    shifted = (signed >> amount.astype(np.int64)).view(np.uint64)
+    return shifted if width == 64 else shifted & np.uint64((1 << width) - 1)
+
+
+HELPERS = {
+    "where": np.where,
+    "isnan": np.isnan,
+    "f32": f32,
+    "f16": f16,
+    "bits32": bits32,
+    "bits16": bits16,
+    "ffma": ffma,
+    "fconvert": fconvert,
+    "int_to_float": int_to_float,
+    "float_to_int": float_to_int,
+    "ashr": ashr,
+}

@@ -1,0 +1,133 @@
+"""Per-run state the emitted code talks to: device memory, outputs and undefined behaviour.
+
+Buffer k (the k-th buffer uniform) lives at address (k + 1) << 32, so an address computed
+in 32 bits can never reach one by accident and the buffer of an address is its high word.
+Each input set has its own memory. Two threads of one input set touching the same byte,
+where at least one of them writes it, is a data race and undefined: the result would
+otherwise depend on the order threads are scheduled in, which passes may change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from oracles.outcomes import OutOfFuel, Undefined
+
+NO_THREAD = -1
+MANY_THREADS = -2
+_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def buffer_base(buffer_number: int) -> int:
+    return (buffer_number + 1) << 32
+
+
+class Lanes:
+    """Memory, outputs and per-input-set fate for one batched run."""
+
+    def __init__(self, lane_set, tid, buffer_sizes, initial_contents, output_slots):
+        self.lane_set = lane_set
+        self.tid = tid
+        self.n_sets = len(initial_contents)
+        self.sizes = np.asarray(buffer_sizes or [0], dtype=np.int64)
+        starts, total = [], 0
+        for size in buffer_sizes:
+            starts.append(total)
+            total += (size + 7) & ~7
+        self.starts = np.asarray(starts or [0], dtype=np.int64)
+        self.n_buffers = len(buffer_sizes)
+        self.memory = np.zeros((self.n_sets, max(total, 8)), dtype=np.uint8)
+        for s, contents in enumerate(initial_contents):
+            for k, data in enumerate(contents):
+                if data:
+                    start = starts[k]
+                    self.memory[s, start : start + len(data)] = np.frombuffer(data, np.uint8)
+        self.writer = np.full(self.memory.shape, NO_THREAD, dtype=np.int32)
+        self.reader = np.full(self.memory.shape, NO_THREAD, dtype=np.int32)
+        lanes = len(lane_set)
+        self.outputs = np.zeros((lanes, max(output_slots, 1)), dtype=np.uint64)
+        self.written = np.zeros((lanes, max(output_slots, 1)), dtype=bool)
+        self.fate: list[Undefined | OutOfFuel | None] = [None] * self.n_sets
+        self.dead_sets = np.zeros(self.n_sets, dtype=bool)
+        self.newly_dead = False
+
+    # --- fates -------------------------------------------------------------------------------
+    def undefined(self, lanes_hit, reason: str) -> None:
+        for lane in np.flatnonzero(lanes_hit):
+            s = int(self.lane_set[lane])
+            if self.fate[s] is None:
+                self.fate[s] = Undefined(reason, int(self.tid[lane]))
+                self.dead_sets[s] = True
+                self.newly_dead = True
+
+    def out_of_fuel(self, lanes_hit, fuel: int) -> None:
+        for s in np.unique(self.lane_set[lanes_hit]):
+            if self.fate[s] is None:
+                self.fate[s] = OutOfFuel(fuel)
+                self.dead_sets[s] = True
+                self.newly_dead = True
+
+    # --- memory ---------------------------------------------------------------------------------
+    def _locate(self, address, nbytes: int, act):
+        """Flat byte offsets of in-bounds active lanes; out-of-bounds active lanes are UB."""
+        number = (address >> np.uint64(32)).astype(np.int64) - 1
+        offset = (address & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        known = (number >= 0) & (number < self.n_buffers)
+        number = np.where(known, number, 0)
+        inside = known & (offset + nbytes <= self.sizes[number])
+        outside = act & ~inside
+        if outside.any():
+            self.undefined(outside, "out-of-bounds access")
+        good = act & inside
+        return np.flatnonzero(good), (self.starts[number] + offset)[good]
+
+    def _touch(self, lanes, flat, nbytes: int, writing: bool) -> np.ndarray:
+        """Record the access for race detection; returns the lanes that race."""
+        rows = np.repeat(self.lane_set[lanes], nbytes)
+        threads = np.repeat(self.tid[lanes], nbytes).astype(np.int32)
+        cells = (flat[:, None] + np.arange(nbytes)).ravel()
+        writer = self.writer[rows, cells]
+        reader = self.reader[rows, cells]
+        racing = (writer != NO_THREAD) & (writer != threads)
+        if writing:
+            racing |= (reader != NO_THREAD) & (reader != threads)
+            self.writer[rows, cells] = threads
+            racing |= self.writer[rows, cells] != threads  # two threads in one store
+        else:
+            merged = np.where((reader == NO_THREAD) | (reader == threads), threads, MANY_THREADS)
+            self.reader[rows, cells] = merged
+            clash = self.reader[rows, cells] != merged
+            if clash.any():
+                self.reader[rows[clash], cells[clash]] = MANY_THREADS
+        return np.unique(lanes[racing.reshape(-1, nbytes).any(axis=1)])
+
+    def load(self, address, nbytes: int, act) -> np.ndarray:
+        result = np.zeros(len(address), dtype=np.uint64)
+        lanes, flat = self._locate(address, nbytes, act)
+        if len(lanes):
+            racing = self._touch(lanes, flat, nbytes, writing=False)
+            if len(racing):
+                self.undefined(_mask_of(racing, len(address)), "data race")
+            view = self.memory.view(_VIEW[nbytes])
+            result[lanes] = view[self.lane_set[lanes], flat // nbytes]
+        return result
+
+    def store(self, address, value, nbytes: int, act) -> None:
+        lanes, flat = self._locate(address, nbytes, act)
+        if not len(lanes):
+            return
+        racing = self._touch(lanes, flat, nbytes, writing=True)
+        if len(racing):
+            self.undefined(_mask_of(racing, len(address)), "data race")
+        view = self.memory.view(_VIEW[nbytes])
+        view[self.lane_set[lanes], flat // nbytes] = value[lanes].astype(_VIEW[nbytes])
+
+    def export(self, slot: int, value, act) -> None:
+        self.outputs[act, slot] = value[act]
+        self.written[act, slot] = True
+
+
+def _mask_of(lanes, count: int) -> np.ndarray:
+    mask = np.zeros(count, dtype=bool)
+    mask[lanes] = True
+    return mask

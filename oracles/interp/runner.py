@@ -1,0 +1,196 @@
+"""Compiles a function to numpy code once, then runs it over many lanes at a time.
+
+A lane is one thread of one input set. All lanes of a batch run together: the scheduler
+repeatedly picks the earliest block (in reverse postorder) that some lane is waiting at,
+runs it for every lane, and commits results only for the lanes that are there. Each lane
+thus follows its own path in order, on any CFG, irreducible ones included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from agxir.cfg import CFG
+from agxir.ir import Block, Function
+from oracles.inputs import InputSet, check_inputs
+from oracles.interp.emit import NumpyEmitter
+from oracles.interp.floats import HELPERS
+from oracles.interp.lanes import Lanes, buffer_base
+from oracles.outcomes import Outcome, Returned
+
+DEFAULT_FUEL = 10_000
+_DONE = np.iinfo(np.int64).max
+
+
+@dataclass
+class CompiledBlock:
+    block: Block
+    number: int  # position in fn.blocks: what phis compare `came_from` against
+    run: Callable
+    length: int
+    targets: tuple[int, ...]  # scheduling positions of the successors
+
+
+class CompiledFunction:
+    """A function turned into one Python function per reachable block."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        cfg = CFG(fn)
+        self.order = list(cfg.rpo)
+        position = {block: i for i, block in enumerate(self.order)}
+        number = {block: i for i, block in enumerate(fn.blocks)}
+        self.value_slots = {value: i for i, value in enumerate(fn.values())}
+        self.uniform_slots = {u: i for i, u in enumerate(fn.uniforms)}
+        self.output_slots = 1 + max(
+            (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
+        )
+        emitter = NumpyEmitter(self.value_slots, self.uniform_slots)
+        sources = [self._emit_block(emitter, block, number) for block in self.order]
+        self.source = "\n\n".join(sources)
+        namespace = dict(HELPERS)
+        exec(compile(self.source, f"<agx {fn.name}>", "exec"), namespace)
+        self.constants = list(emitter.constants)
+        self.blocks = [
+            CompiledBlock(
+                block,
+                number[block],
+                namespace[f"block_{i}"],
+                len(block.instructions),
+                tuple(position[t] for t in block.successors),
+            )
+            for i, block in enumerate(self.order)
+        ]
+
+    def _emit_block(self, em: NumpyEmitter, block: Block, number: dict) -> str:
+        em.lines = []
+        em.local_of = {}
+        commits = []
+        phi_results = []
+        for phi in block.phis():
+            choices = [em.ref_value(src.ref) for src in phi.srcs]
+            expression = choices[-1]
+            for src_block, choice in zip(reversed(phi.blocks[:-1]), reversed(choices[:-1])):
+                expression = f"where(cf == {number[src_block]}, {choice}, {expression})"
+            phi_results.append((phi.dest, em.temp(expression)))
+        for dest, name in phi_results:
+            em.local_of[dest] = name
+            commits.append((self.value_slots[dest], name))
+        condition = "None"
+        for ins in block.instructions:
+            if ins.is_phi:
+                continue
+            em.instruction = ins
+            result = ins.opcode.semantics(em, ins)
+            if ins.is_terminator:
+                condition = result or "None"
+            elif ins.dest is not None:
+                em.local_of[ins.dest] = result
+                commits.append((self.value_slots[ins.dest], result))
+        body = list(em.lines)
+        if commits:
+            body.append("if first:")
+            body += [f"    V[{slot}] = {name}" for slot, name in commits]
+            body.append("else:")
+            body += [f"    V[{slot}] = where(act, {name}, V[{slot}])" for slot, name in commits]
+        body.append(f"return {condition}")
+        index = self.order.index(block)
+        header = f"def block_{index}(V, U, C, act, cf, first, X, TID):"
+        return header + "\n" + "\n".join("    " + line for line in body)
+
+    # --- running ----------------------------------------------------------------------------------
+    def run(self, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
+        fn = self.fn
+        for input_set in input_sets:
+            check_inputs(fn, input_set)
+        counts = [s.threads for s in input_sets]
+        lane_set = np.repeat(np.arange(len(input_sets)), counts)
+        tid = np.concatenate([np.arange(n) for n in counts]).astype(np.uint64)
+        lanes = len(lane_set)
+        buffers = [u for u in fn.uniforms if u.is_buffer]
+        X = Lanes(
+            lane_set,
+            tid,
+            [u.buffer_bytes for u in buffers],
+            [[s.buffers.get(u.name, b"") for u in buffers] for s in input_sets],
+            self.output_slots,
+        )
+        uniform_arrays = []
+        for uniform in fn.uniforms:
+            if uniform.is_buffer:
+                value = buffer_base(buffers.index(uniform))
+                uniform_arrays.append(np.full(lanes, value, dtype=np.uint64))
+            else:
+                per_set = np.array([s.scalars.get(uniform.name, 0) for s in input_sets], np.uint64)
+                uniform_arrays.append(per_set[lane_set])
+        constants = [np.full(lanes, value, dtype=np.uint64) for value in self.constants]
+        # Never mutated in place, so one zero array can stand for every value not yet defined.
+        values = [np.zeros(lanes, dtype=np.uint64)] * len(self.value_slots)
+        at = np.zeros(lanes, dtype=np.int64)
+        came_from = np.full(lanes, -1, dtype=np.int64)
+        steps = np.zeros(lanes, dtype=np.int64)
+        first = [True] * len(self.blocks)
+        with np.errstate(all="ignore"):
+            while True:
+                pos = int(at.min())
+                if pos == _DONE:
+                    break
+                act = at == pos
+                compiled = self.blocks[pos]
+                cond = compiled.run(
+                    values, uniform_arrays, constants, act, came_from, first[pos], X, tid
+                )
+                first[pos] = False
+                steps += np.where(act, compiled.length, 0)
+                targets = compiled.targets
+                if not targets:
+                    at[act] = _DONE
+                elif len(targets) == 1:
+                    at[act] = targets[0]
+                    came_from[act] = compiled.number
+                else:
+                    at[act & cond] = targets[0]
+                    at[act & ~cond] = targets[1]
+                    came_from[act] = compiled.number
+                exhausted = act & (steps > fuel)
+                if exhausted.any():
+                    X.out_of_fuel(exhausted, fuel)
+                if X.newly_dead:
+                    at[X.dead_sets[lane_set]] = _DONE
+                    X.newly_dead = False
+        return self._outcomes(X, input_sets, buffers)
+
+    def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        slots = self.output_slots
+        first_lane = 0
+        for s, input_set in enumerate(input_sets):
+            lanes = slice(first_lane, first_lane + input_set.threads)
+            first_lane += input_set.threads
+            if X.fate[s] is not None:
+                outcomes.append(X.fate[s])
+                continue
+            memory = {}
+            for k, uniform in enumerate(buffers):
+                start = int(X.starts[k])
+                memory[uniform.name] = X.memory[s, start : start + uniform.buffer_bytes].tobytes()
+            outcomes.append(Returned(memory, _outputs(X, lanes, slots)))
+        return outcomes
+
+
+def _outputs(X: Lanes, lanes: slice, slots: int) -> tuple[tuple[int | None, ...], ...]:
+    values = X.outputs[lanes, :slots].tolist()
+    written = X.written[lanes, :slots]
+    if written.all():
+        return tuple(map(tuple, values))
+    return tuple(
+        tuple(v if w else None for v, w in zip(row, wrow))
+        for row, wrow in zip(values, written.tolist())
+    )
+
+
+def run(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
+    return CompiledFunction(fn).run(input_sets, fuel)

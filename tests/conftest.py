@@ -1,0 +1,22 @@
+"""Test-wide settings: Hypothesis profiles chosen by HYPOTHESIS_PROFILE.
+
+`ci` is deterministic (derandomized, no deadline, no example database) so a CI run is
+reproducible; `dev` (the default) explores new examples on every run; `thorough` runs many
+more examples for a local soak.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.register_profile("thorough", deadline=None, max_examples=2000, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
