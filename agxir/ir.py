@@ -7,8 +7,9 @@ Values are compared by identity; a function's structural equality is its printed
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agxir.opcodes.spec import Opcode
@@ -38,6 +39,10 @@ class Uniform:
     name: str
     size: int
     buffer_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.buffer_bytes is not None and self.size != 64:
+            raise ValueError(f"buffer uniform {self.name} must be 64-bit, not {self.size}")
 
     @property
     def is_buffer(self) -> bool:

@@ -42,7 +42,7 @@ def _outcome_json(outcome) -> dict:
 
 
 def _print_text(outcomes, sets) -> None:
-    for number, (outcome, input_set) in enumerate(zip(outcomes, sets)):
+    for number, (outcome, input_set) in enumerate(zip(outcomes, sets, strict=True)):
         print(f"input set {number} ({input_set.threads} threads): {outcome.describe()}")
         if outcome.kind != "returned":
             continue

@@ -8,6 +8,7 @@ outside every buffer undefined too.
 
 from __future__ import annotations
 
+from agxir.ir import Uniform
 from agxir.opcodes.operands import (
     inverted,
     read_float_compare,
@@ -30,7 +31,10 @@ def effective_address(m, ins, base_index: int, index_index: int):
     if shift:
         index = m.shl(index, shift, 64)
     address = m.add(base, index, 64)
-    if nbytes > 1:
+    # The index part is a multiple of the element size, so the address is aligned exactly
+    # when the base is; buffer uniforms are placed aligned, so only computed bases can fail.
+    base_is_buffer = isinstance(ins.srcs[base_index].ref, Uniform) and ins.srcs[base_index].ref.is_buffer
+    if nbytes > 1 and not base_is_buffer:
         low_bits = m.and_(address, m.const(nbytes - 1, 64), 64)
         m.undefined_if(m.negate(m.eq(low_bits, m.const(0, 64), 64)), "misaligned access")
     return address, nbytes

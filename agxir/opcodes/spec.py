@@ -6,8 +6,8 @@ these rows; none of them switches on mnemonics to learn what an opcode means.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 # Source kinds: how the semantics read the operand.
 INT = "int"  # extended to the working width: sign unless `.abs` (zero)
@@ -49,7 +49,7 @@ class Attr:
 
     @property
     def is_enum(self) -> bool:
-        return isinstance(self.values, tuple) and isinstance(self.values[0], str)
+        return isinstance(self.values, tuple) and any(isinstance(v, str) for v in self.values)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,30 @@ def _mask(width: int) -> int:
     return (1 << width) - 1
 
 
+class Const(str):
+    """A value known while emitting: the text names its broadcast array, `value` holds it.
+    Operations on constants only are folded instead of emitted."""
+
+    value: int
+
+    def __new__(cls, text: str, value: int):
+        made = super().__new__(cls, text)
+        made.value = value
+        return made
+
+    @property
+    def literal(self) -> str:
+        return f"{self.value:#x}"
+
+
+def _operand_texts(a, b) -> tuple[str, str]:
+    """A constant beside an array is cheaper as a scalar literal; two constants stay arrays
+    so that the result is still an array (comparisons are not folded)."""
+    if isinstance(a, Const) and isinstance(b, Const):
+        return a, b
+    return (a.literal if isinstance(a, Const) else a), (b.literal if isinstance(b, Const) else b)
+
+
 class NumpyEmitter:
     """Implements `agxir.opcodes.machine.Machine` by emitting code into `lines`."""
 
@@ -59,9 +83,23 @@ class NumpyEmitter:
     def const(self, value: int, width: int) -> str:
         name = self.constants.get(value)
         if name is None:
-            name = f"C[{len(self.constants)}]"
+            name = Const(f"C[{len(self.constants)}]", value)
             self.constants[value] = name
         return name
+
+    def _fold(self, operands, compute, width: int):
+        """The constant result when every operand is constant, else None."""
+        if all(isinstance(x, Const) for x in operands):
+            return self.const(compute(*(x.value for x in operands)) & _mask(width), width)
+        return None
+
+    def _binary(self, a, b, symbol: str, width: int, compute, wrap: bool = True):
+        folded = self._fold((a, b), compute, width)
+        if folded is not None:
+            return folded
+        left, right = _operand_texts(a, b)
+        expression = f"{left} {symbol} {right}"
+        return self._wrap(expression, width) if wrap else self.temp(expression)
 
     # --- integers ---------------------------------------------------------------------------------
     def _wrap(self, expression: str, width: int) -> str:
@@ -70,37 +108,40 @@ class NumpyEmitter:
         return self.temp(f"({expression}) & {_mask(width):#x}")
 
     def add(self, a, b, width):
-        return self._wrap(f"{a} + {b}", width)
+        return self._binary(a, b, "+", width, lambda x, y: x + y)
 
     def sub(self, a, b, width):
-        return self._wrap(f"{a} - {b}", width)
+        return self._binary(a, b, "-", width, lambda x, y: x - y)
 
     def mul(self, a, b, width):
-        return self._wrap(f"{a} * {b}", width)
+        return self._binary(a, b, "*", width, lambda x, y: x * y)
 
     def and_(self, a, b, width):
-        return self.temp(f"{a} & {b}")
+        return self._binary(a, b, "&", width, lambda x, y: x & y, wrap=False)
 
     def or_(self, a, b, width):
-        return self.temp(f"{a} | {b}")
+        return self._binary(a, b, "|", width, lambda x, y: x | y, wrap=False)
 
     def xor(self, a, b, width):
-        return self.temp(f"{a} ^ {b}")
+        return self._binary(a, b, "^", width, lambda x, y: x ^ y, wrap=False)
 
     def not_(self, a, width):
-        return self.temp(f"{a} ^ {_mask(width):#x}")
+        folded = self._fold((a,), lambda x: ~x, width)
+        return folded if folded is not None else self.temp(f"{a} ^ {_mask(width):#x}")
 
     def shl(self, a, amount, width):
-        return self._wrap(f"{a} << {amount}", width)
+        folded = self._fold((a,), lambda x: x << amount, width)
+        return folded if folded is not None else self._wrap(f"{a} << {amount}", width)
 
     def lshr(self, a, amount, width):
-        return self.temp(f"{a} >> {amount}")
+        folded = self._fold((a,), lambda x: x >> amount, width)
+        return folded if folded is not None else self.temp(f"{a} >> {amount}")
 
     def shl_var(self, a, amount, width):
-        return self._wrap(f"{a} << {amount}", width)
+        return self._binary(a, amount, "<<", width, lambda x, y: x << y)
 
     def lshr_var(self, a, amount, width):
-        return self.temp(f"{a} >> {amount}")
+        return self._binary(a, amount, ">>", width, lambda x, y: x >> y, wrap=False)
 
     def ashr_var(self, a, amount, width):
         return self.temp(f"ashr({a}, {amount}, {width})")
@@ -110,17 +151,21 @@ class NumpyEmitter:
 
     def sext(self, a, from_width, to_width):
         bit = 1 << (from_width - 1)
+        folded = self._fold((a,), lambda x: (x ^ bit) - bit, to_width)
+        if folded is not None:
+            return folded
         return self._wrap(f"({a} ^ {bit:#x}) - {bit:#x}", to_width)
 
     def trunc(self, a, from_width, to_width):
-        return self.temp(f"{a} & {_mask(to_width):#x}")
+        folded = self._fold((a,), lambda x: x, to_width)
+        return folded if folded is not None else self.temp(f"{a} & {_mask(to_width):#x}")
 
     # --- predicates -----------------------------------------------------------------------------------
     def eq(self, a, b, width):
-        return self.temp(f"{a} == {b}")
+        return self.temp("{} == {}".format(*_operand_texts(a, b)))
 
     def ult(self, a, b, width):
-        return self.temp(f"{a} < {b}")
+        return self.temp("{} < {}".format(*_operand_texts(a, b)))
 
     def slt(self, a, b, width):
         bit = 1 << (width - 1)

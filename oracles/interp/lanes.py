@@ -13,8 +13,6 @@ import numpy as np
 
 from oracles.outcomes import OutOfFuel, Undefined
 
-NO_THREAD = -1
-MANY_THREADS = -2
 _VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
@@ -42,8 +40,7 @@ class Lanes:
                 if data:
                     start = starts[k]
                     self.memory[s, start : start + len(data)] = np.frombuffer(data, np.uint8)
-        self.writer = np.full(self.memory.shape, NO_THREAD, dtype=np.int32)
-        self.reader = np.full(self.memory.shape, NO_THREAD, dtype=np.int32)
+        self.accesses: list = []
         lanes = len(lane_set)
         self.outputs = np.zeros((lanes, max(output_slots, 1)), dtype=np.uint64)
         self.written = np.zeros((lanes, max(output_slots, 1)), dtype=bool)
@@ -81,33 +78,42 @@ class Lanes:
         good = act & inside
         return np.flatnonzero(good), (self.starts[number] + offset)[good]
 
-    def _touch(self, lanes, flat, nbytes: int, writing: bool) -> np.ndarray:
-        """Record the access for race detection; returns the lanes that race."""
-        rows = np.repeat(self.lane_set[lanes], nbytes)
-        threads = np.repeat(self.tid[lanes], nbytes).astype(np.int32)
-        cells = (flat[:, None] + np.arange(nbytes)).ravel()
-        writer = self.writer[rows, cells]
-        reader = self.reader[rows, cells]
-        racing = (writer != NO_THREAD) & (writer != threads)
-        if writing:
-            racing |= (reader != NO_THREAD) & (reader != threads)
-            self.writer[rows, cells] = threads
-            racing |= self.writer[rows, cells] != threads  # two threads in one store
-        else:
-            merged = np.where((reader == NO_THREAD) | (reader == threads), threads, MANY_THREADS)
-            self.reader[rows, cells] = merged
-            clash = self.reader[rows, cells] != merged
-            if clash.any():
-                self.reader[rows[clash], cells[clash]] = MANY_THREADS
-        return np.unique(lanes[racing.reshape(-1, nbytes).any(axis=1)])
+    def _log(self, lanes, flat, nbytes: int, writing: bool) -> None:
+        self.accesses.append((lanes, flat, nbytes, writing))
+
+    def find_races(self) -> None:
+        """Makes undefined every input set in which two threads touched one byte and at
+        least one of them wrote it. Checked once, after the run, over all accesses: the
+        answer does not depend on the order the accesses happened in."""
+        if not self.accesses:
+            return
+        sets, cells, threads, writes = [], [], [], []
+        for lanes, flat, nbytes, writing in self.accesses:
+            sets.append(np.repeat(self.lane_set[lanes], nbytes))
+            cells.append((flat[:, None] + np.arange(nbytes)).ravel())
+            threads.append(np.repeat(self.tid[lanes].astype(np.int64), nbytes))
+            writes.append(np.full(len(lanes) * nbytes, writing))
+        set_of = np.concatenate(sets)
+        key = set_of * self.memory.shape[1] + np.concatenate(cells)
+        thread = np.concatenate(threads)
+        write = np.concatenate(writes)
+        order = np.argsort(key, kind="stable")
+        key, thread, write, set_of = key[order], thread[order], write[order], set_of[order]
+        starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+        lowest = np.minimum.reduceat(thread, starts)
+        highest = np.maximum.reduceat(thread, starts)
+        written = np.logical_or.reduceat(write, starts)
+        racing = (lowest != highest) & written
+        for group in np.flatnonzero(racing):
+            s = int(set_of[starts[group]])
+            if self.fate[s] is None or isinstance(self.fate[s], OutOfFuel):
+                self.fate[s] = Undefined("data race", int(highest[group]))
 
     def load(self, address, nbytes: int, act) -> np.ndarray:
         result = np.zeros(len(address), dtype=np.uint64)
         lanes, flat = self._locate(address, nbytes, act)
         if len(lanes):
-            racing = self._touch(lanes, flat, nbytes, writing=False)
-            if len(racing):
-                self.undefined(_mask_of(racing, len(address)), "data race")
+            self._log(lanes, flat, nbytes, writing=False)
             view = self.memory.view(_VIEW[nbytes])
             result[lanes] = view[self.lane_set[lanes], flat // nbytes]
         return result
@@ -116,18 +122,10 @@ class Lanes:
         lanes, flat = self._locate(address, nbytes, act)
         if not len(lanes):
             return
-        racing = self._touch(lanes, flat, nbytes, writing=True)
-        if len(racing):
-            self.undefined(_mask_of(racing, len(address)), "data race")
+        self._log(lanes, flat, nbytes, writing=True)
         view = self.memory.view(_VIEW[nbytes])
         view[self.lane_set[lanes], flat // nbytes] = value[lanes].astype(_VIEW[nbytes])
 
     def export(self, slot: int, value, act) -> None:
         self.outputs[act, slot] = value[act]
         self.written[act, slot] = True
-
-
-def _mask_of(lanes, count: int) -> np.ndarray:
-    mask = np.zeros(count, dtype=bool)
-    mask[lanes] = True
-    return mask

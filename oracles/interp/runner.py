@@ -8,8 +8,8 @@ thus follows its own path in order, on any CFG, irreducible ones included.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -39,6 +39,7 @@ class CompiledFunction:
 
     def __init__(self, fn: Function):
         self.fn = fn
+        self.lane_instructions = 0  # executed by the last run, over all lanes
         cfg = CFG(fn)
         self.order = list(cfg.rpo)
         position = {block: i for i, block in enumerate(self.order)}
@@ -48,12 +49,14 @@ class CompiledFunction:
         self.output_slots = 1 + max(
             (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
         )
+        self.escaping = _values_used_outside_their_block(fn)
         emitter = NumpyEmitter(self.value_slots, self.uniform_slots)
         sources = [self._emit_block(emitter, block, number) for block in self.order]
         self.source = "\n\n".join(sources)
         namespace = dict(HELPERS)
         exec(compile(self.source, f"<agx {fn.name}>", "exec"), namespace)
         self.constants = list(emitter.constants)
+        self._constants_by_lanes: dict[int, list[np.ndarray]] = {}
         self.blocks = [
             CompiledBlock(
                 block,
@@ -73,12 +76,13 @@ class CompiledFunction:
         for phi in block.phis():
             choices = [em.ref_value(src.ref) for src in phi.srcs]
             expression = choices[-1]
-            for src_block, choice in zip(reversed(phi.blocks[:-1]), reversed(choices[:-1])):
+            for src_block, choice in zip(reversed(phi.blocks[:-1]), reversed(choices[:-1]), strict=True):
                 expression = f"where(cf == {number[src_block]}, {choice}, {expression})"
             phi_results.append((phi.dest, em.temp(expression)))
         for dest, name in phi_results:
             em.local_of[dest] = name
-            commits.append((self.value_slots[dest], name))
+            if dest in self.escaping:
+                commits.append((self.value_slots[dest], name))
         condition = "None"
         for ins in block.instructions:
             if ins.is_phi:
@@ -89,16 +93,17 @@ class CompiledFunction:
                 condition = result or "None"
             elif ins.dest is not None:
                 em.local_of[ins.dest] = result
-                commits.append((self.value_slots[ins.dest], result))
+                if ins.dest in self.escaping:
+                    commits.append((self.value_slots[ins.dest], result))
         body = list(em.lines)
         if commits:
-            body.append("if first:")
+            body.append("if unmasked:")
             body += [f"    V[{slot}] = {name}" for slot, name in commits]
             body.append("else:")
             body += [f"    V[{slot}] = where(act, {name}, V[{slot}])" for slot, name in commits]
         body.append(f"return {condition}")
         index = self.order.index(block)
-        header = f"def block_{index}(V, U, C, act, cf, first, X, TID):"
+        header = f"def block_{index}(V, U, C, act, cf, unmasked, X, TID):"
         return header + "\n" + "\n".join("    " + line for line in body)
 
     # --- running ----------------------------------------------------------------------------------
@@ -126,28 +131,36 @@ class CompiledFunction:
             else:
                 per_set = np.array([s.scalars.get(uniform.name, 0) for s in input_sets], np.uint64)
                 uniform_arrays.append(per_set[lane_set])
-        constants = [np.full(lanes, value, dtype=np.uint64) for value in self.constants]
+        constants = self._constant_arrays(lanes)
         # Never mutated in place, so one zero array can stand for every value not yet defined.
         values = [np.zeros(lanes, dtype=np.uint64)] * len(self.value_slots)
         at = np.zeros(lanes, dtype=np.int64)
         came_from = np.full(lanes, -1, dtype=np.int64)
         steps = np.zeros(lanes, dtype=np.int64)
         first = [True] * len(self.blocks)
+        alive = lanes
+        most_steps = 0  # no lane has executed more instructions than this
+        executed = 0
         with np.errstate(all="ignore"):
-            while True:
+            while alive:
                 pos = int(at.min())
-                if pos == _DONE:
-                    break
                 act = at == pos
+                active = int(np.count_nonzero(act))
                 compiled = self.blocks[pos]
+                # Lanes elsewhere may still need the values this block redefines, unless
+                # this is the first time it runs or every live lane is here.
+                unmasked = first[pos] or active == alive
                 cond = compiled.run(
-                    values, uniform_arrays, constants, act, came_from, first[pos], X, tid
+                    values, uniform_arrays, constants, act, came_from, unmasked, X, tid
                 )
                 first[pos] = False
-                steps += np.where(act, compiled.length, 0)
+                np.add(steps, compiled.length, out=steps, where=act)
+                executed += active * compiled.length
+                most_steps += compiled.length
                 targets = compiled.targets
                 if not targets:
                     at[act] = _DONE
+                    alive -= active
                 elif len(targets) == 1:
                     at[act] = targets[0]
                     came_from[act] = compiled.number
@@ -155,13 +168,25 @@ class CompiledFunction:
                     at[act & cond] = targets[0]
                     at[act & ~cond] = targets[1]
                     came_from[act] = compiled.number
-                exhausted = act & (steps > fuel)
-                if exhausted.any():
-                    X.out_of_fuel(exhausted, fuel)
+                if most_steps > fuel:
+                    exhausted = act & (steps > fuel)
+                    if exhausted.any():
+                        X.out_of_fuel(exhausted, fuel)
                 if X.newly_dead:
                     at[X.dead_sets[lane_set]] = _DONE
                     X.newly_dead = False
+                    alive = int(np.count_nonzero(at != _DONE))
+        X.find_races()
+        self.lane_instructions = executed
         return self._outcomes(X, input_sets, buffers)
+
+    def _constant_arrays(self, lanes: int) -> list[np.ndarray]:
+        """Constants broadcast to the lane count; reused across runs, never written."""
+        cached = self._constants_by_lanes.get(lanes)
+        if cached is None:
+            cached = [np.full(lanes, value, dtype=np.uint64) for value in self.constants]
+            self._constants_by_lanes[lanes] = cached
+        return cached
 
     def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
         outcomes: list[Outcome] = []
@@ -187,9 +212,22 @@ def _outputs(X: Lanes, lanes: slice, slots: int) -> tuple[tuple[int | None, ...]
     if written.all():
         return tuple(map(tuple, values))
     return tuple(
-        tuple(v if w else None for v, w in zip(row, wrow))
-        for row, wrow in zip(values, written.tolist())
+        tuple(v if w else None for v, w in zip(row, wrow, strict=True))
+        for row, wrow in zip(values, written.tolist(), strict=True)
     )
+
+
+def _values_used_outside_their_block(fn: Function) -> set:
+    """Values some other block reads: only these need storing between blocks. A phi reads
+    its sources on entry to its block, from storage, even in a single-block loop."""
+    home = {ins.dest: block for block in fn.blocks for ins in block.instructions if ins.dest}
+    escaping = set()
+    for block in fn.blocks:
+        for ins in block.instructions:
+            for value in ins.uses():
+                if ins.is_phi or home.get(value) is not block:
+                    escaping.add(value)
+    return escaping
 
 
 def run(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
