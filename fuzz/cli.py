@@ -8,6 +8,7 @@ exit 2 as argparse does.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 VERSION = "0.1.0"
@@ -127,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agxfuzz: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader (`| head`) went away: stop quietly, as other Unix tools do.
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream
+        return 141
 
 
 if __name__ == "__main__":
