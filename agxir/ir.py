@@ -177,3 +177,30 @@ class Function:
 
     def instruction_count(self) -> int:
         return sum(len(b.instructions) for b in self.blocks)
+
+
+def clone_function(fn: Function) -> Function:
+    """A deep copy with fresh Values, Blocks and Instructions (Uniforms are shared: they
+    are the function's interface). Passes run on clones so the original stays intact."""
+    blocks = {block: Block(block.name) for block in fn.blocks}
+    values = {value: Value(value.name, value.size) for value in fn.values()}
+
+    def operand(src: Operand) -> Operand:
+        ref = src.ref
+        if isinstance(ref, Value):
+            ref = values.get(ref, ref)
+        return Operand(ref, src.abs, src.neg)
+
+    for block in fn.blocks:
+        blocks[block].instructions = [
+            Instruction(
+                ins.opcode,
+                values[ins.dest] if ins.dest is not None else None,
+                [operand(src) for src in ins.srcs],
+                dict(ins.attrs),
+                [blocks.get(target, target) for target in ins.blocks],
+                ins.sat,
+            )
+            for ins in block.instructions
+        ]
+    return Function(fn.name, list(fn.uniforms), [blocks[b] for b in fn.blocks])
