@@ -39,20 +39,25 @@ def as_float(bits: np.ndarray, fw: int) -> np.ndarray:
     return bits.astype(_UINT[fw]).view(_FLOAT[fw])
 
 
-# float64 keeps 53 - 24 = 29 bits below an f32 result's last place, 42 below an f16's. A
-# double rounding can only go wrong when the float64 sum lies exactly on a midpoint of the
-# target format, which needs all but the top one of those bits to be zero.
-_MIDPOINT_FILTER = {32: np.uint64((1 << 28) - 1), 16: np.uint64((1 << 41) - 1)}
+# float64 keeps 53 - 24 = 29 bits below an f32 result's last place (42 below an f16's).
+# Rounding the float64 sum again can only go wrong when it lies exactly on a midpoint of
+# the target format: those bits read 100...0. Below the target's smallest normal the
+# midpoints sit higher, so every nonzero tiny sum is treated as suspect.
+_BELOW_TARGET = {32: np.uint64((1 << 29) - 1), 16: np.uint64((1 << 42) - 1)}
+_MIDPOINT = {32: np.uint64(1 << 28), 16: np.uint64(1 << 41)}
+_SMALLEST_NORMAL = {32: 2.0**-126, 16: 2.0**-14}
 
 
 def ffma(a, b, c, fw: int) -> np.ndarray:
     """a * b + c rounded once. The product is exact in float64; where the float64 sum could
-    sit on a midpoint of the target format, it is rounded to odd instead (53 >= target
-    precision + 2 bits), so the final cast rounds correctly."""
+    round differently a second time, it is rounded to odd instead (53 >= target precision
+    + 2 bits), so the final cast rounds correctly."""
     product = as_float(a, fw).astype(np.float64) * as_float(b, fw)
     z = as_float(c, fw)
     total = product + z
-    suspect = (total.view(np.uint64) & _MIDPOINT_FILTER[fw]) == 0
+    midpoint = (total.view(np.uint64) & _BELOW_TARGET[fw]) == _MIDPOINT[fw]
+    tiny = (np.abs(total) < _SMALLEST_NORMAL[fw]) & (total != 0)
+    suspect = midpoint | tiny
     if suspect.any():
         total = _round_to_odd(product, z, total, suspect)
     return _bits(total.astype(_FLOAT[fw]), fw)

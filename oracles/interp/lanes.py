@@ -41,6 +41,7 @@ class Lanes:
                     start = starts[k]
                     self.memory[s, start : start + len(data)] = np.frombuffer(data, np.uint8)
         self.accesses: list = []
+        self.stored = np.zeros(max(self.n_buffers, 1), dtype=bool)
         lanes = len(lane_set)
         self.outputs = np.zeros((lanes, max(output_slots, 1)), dtype=np.uint64)
         self.written = np.zeros((lanes, max(output_slots, 1)), dtype=bool)
@@ -76,19 +77,28 @@ class Lanes:
         if outside.any():
             self.undefined(outside, "out-of-bounds access")
         good = act & inside
-        return np.flatnonzero(good), (self.starts[number] + offset)[good]
+        lanes = np.flatnonzero(good)
+        return lanes, (self.starts[number] + offset)[good], number[lanes]
 
-    def _log(self, lanes, flat, nbytes: int, writing: bool) -> None:
-        self.accesses.append((lanes, flat, nbytes, writing))
+    def _log(self, lanes, flat, buffers, nbytes: int, writing: bool) -> None:
+        if writing:
+            self.stored[buffers] = True
+        self.accesses.append((lanes, flat, buffers, nbytes, writing))
 
     def find_races(self) -> None:
         """Makes undefined every input set in which two threads touched one byte and at
         least one of them wrote it. Checked once, after the run, over all accesses: the
         answer does not depend on the order the accesses happened in."""
-        if not self.accesses:
+        if not self.stored.any():
             return
         sets, cells, threads, writes = [], [], [], []
-        for lanes, flat, nbytes, writing in self.accesses:
+        for lanes, flat, buffers, nbytes, writing in self.accesses:
+            if not writing:
+                # Only a buffer something was stored to can race.
+                keep = self.stored[buffers]
+                if not keep.any():
+                    continue
+                lanes, flat = lanes[keep], flat[keep]
             sets.append(np.repeat(self.lane_set[lanes], nbytes))
             cells.append((flat[:, None] + np.arange(nbytes)).ravel())
             threads.append(np.repeat(self.tid[lanes].astype(np.int64), nbytes))
@@ -111,18 +121,18 @@ class Lanes:
 
     def load(self, address, nbytes: int, act) -> np.ndarray:
         result = np.zeros(len(address), dtype=np.uint64)
-        lanes, flat = self._locate(address, nbytes, act)
+        lanes, flat, buffers = self._locate(address, nbytes, act)
         if len(lanes):
-            self._log(lanes, flat, nbytes, writing=False)
+            self._log(lanes, flat, buffers, nbytes, writing=False)
             view = self.memory.view(_VIEW[nbytes])
             result[lanes] = view[self.lane_set[lanes], flat // nbytes]
         return result
 
     def store(self, address, value, nbytes: int, act) -> None:
-        lanes, flat = self._locate(address, nbytes, act)
+        lanes, flat, buffers = self._locate(address, nbytes, act)
         if not len(lanes):
             return
-        self._log(lanes, flat, nbytes, writing=True)
+        self._log(lanes, flat, buffers, nbytes, writing=True)
         view = self.memory.view(_VIEW[nbytes])
         view[self.lane_set[lanes], flat // nbytes] = value[lanes].astype(_VIEW[nbytes])
 
