@@ -65,6 +65,38 @@ def cmd_interp(args) -> int:
     return run_interp(fn, args)
 
 
+def cmd_run(args) -> int:
+    from fuzz.run_command import run_campaign_command
+
+    return run_campaign_command(args)
+
+
+def cmd_check(args) -> int:
+    from fuzz.run_command import check_command
+
+    return check_command(args)
+
+
+def cmd_opt(args) -> int:
+    from fuzz.run_command import opt_command
+
+    return opt_command(args)
+
+
+def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--passes", metavar="LIST", help="registered passes, comma-separated (default: all)"
+    )
+    parser.add_argument(
+        "--pass", dest="python_passes", action="append", metavar="MODULE:CALLABLE",
+        help="a Python pass under test: fn(function) mutates it, returns True if changed",
+    )
+    parser.add_argument(
+        "--pass-cmd", dest="pass_commands", action="append", metavar="CMD",
+        help="an external pass under test: reads IR text on stdin, writes IR on stdout",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agxfuzz",
@@ -91,6 +123,40 @@ def build_parser() -> argparse.ArgumentParser:
     interp.add_argument("--fuel", type=_positive, default=None, help="instructions per thread")
     interp.add_argument("--json", action="store_true", help="print the outcome as JSON")
     interp.set_defaults(handler=cmd_interp)
+
+    run = commands.add_parser(
+        "run", help="the fuzz campaign: random programs through every pass under every oracle"
+    )
+    budget = run.add_mutually_exclusive_group()
+    budget.add_argument("--time", type=_positive_float, metavar="SECONDS",
+                        help="stop after this long (default 60 s)")
+    budget.add_argument("--examples", type=_positive, metavar="N", help="check N programs")
+    run.add_argument("--seed", type=_seed, help="seed of the run; the same seed replays it")
+    run.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
+    _add_pass_flags(run)
+    run.add_argument("--out", default="findings", metavar="DIR",
+                     help="where findings are written (default: ./findings)")
+    run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
+    run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    run.set_defaults(handler=cmd_run)
+
+    check = commands.add_parser(
+        "check", help="run one .agx file through passes under every oracle"
+    )
+    check.add_argument("file")
+    _add_pass_flags(check)
+    check.add_argument("--threads", type=_positive, default=32, help="threads per input set")
+    check.add_argument("--sets", type=_positive, default=8, help="random input sets")
+    check.add_argument("--seed", type=_seed, help="seed for random inputs")
+    check.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
+    check.add_argument("--out", metavar="DIR", help="write what fails as findings here")
+    check.set_defaults(handler=cmd_check)
+
+    opt = commands.add_parser("opt", help="run passes on a .agx file and print the result")
+    opt.add_argument("file")
+    opt.add_argument("-p", "--passes", required=True, metavar="LIST",
+                     help="passes to run in order, comma-separated")
+    opt.set_defaults(handler=cmd_opt)
     return parser
 
 
@@ -101,6 +167,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
     return value
 
 

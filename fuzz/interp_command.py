@@ -9,7 +9,7 @@ import sys
 from fuzz.cli import UserError
 
 
-def _input_sets(fn, args):
+def input_sets_for(fn, args):
     from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
 
     if args.inputs:
@@ -64,7 +64,7 @@ def run_interp(fn, args) -> int:
 
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 32)
-    sets = _input_sets(fn, args)
+    sets = input_sets_for(fn, args)
     outcomes = CompiledFunction(fn).run(sets, fuel=args.fuel or DEFAULT_FUEL)
     if args.json:
         report = {

@@ -1,0 +1,112 @@
+"""Passes put under test: the registered ones, a user's Python callable, an external command.
+
+Each is a `PassUnderTest` with a name and `run(fn) -> bool` that mutates the function in
+place and says whether it changed it, the contract the registered passes follow.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agxir.ir import Function
+
+
+class PassLoadError(Exception):
+    """A --pass or --pass-cmd that cannot be used: a one-line message for the user."""
+
+
+class PassFailed(Exception):
+    """A pass under test misbehaved (an external command failed or printed bad IR)."""
+
+
+@dataclass(frozen=True)
+class PassUnderTest:
+    name: str
+    run: Callable[[Function], bool]
+    flag: tuple[str, str]  # how a command line names it: ("--passes", "dce"), ...
+
+
+def registered(name: str) -> PassUnderTest:
+    from agxir.passes import get_pass
+
+    found = get_pass(name)
+    return PassUnderTest(found.name, found.run, ("--passes", found.name))
+
+
+def python_pass(spec: str) -> PassUnderTest:
+    """MODULE:CALLABLE, MODULE a dotted name or a path to a .py file."""
+    module_name, sep, attribute = spec.rpartition(":")
+    if not sep or not module_name or not attribute:
+        raise PassLoadError(f"--pass {spec!r}: expected MODULE:CALLABLE")
+    try:
+        if module_name.endswith(".py") or "/" in module_name:
+            path = Path(module_name)
+            loader_spec = importlib.util.spec_from_file_location(path.stem, path)
+            if loader_spec is None or not path.exists():
+                raise PassLoadError(f"--pass {spec!r}: no such file {module_name}")
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[path.stem] = module
+            loader_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except PassLoadError:
+        raise
+    except Exception as error:  # the user's module failed to import
+        raise PassLoadError(f"--pass {spec!r}: cannot import {module_name}: {error}") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise PassLoadError(f"--pass {spec!r}: {module_name} has no callable {attribute}")
+
+    def run(fn: Function) -> bool:
+        return bool(function(fn))
+
+    return PassUnderTest(f"{Path(module_name).stem}:{attribute}", run, ("--pass", spec))
+
+
+def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
+    """An external program that reads IR text on stdin and writes IR text on stdout."""
+    argv = shlex.split(command)
+    if not argv:
+        raise PassLoadError("--pass-cmd: empty command")
+
+    def run(fn: Function) -> bool:
+        from agxir.text import ParseError, parse_function, print_function
+
+        before = print_function(fn)
+        try:
+            done = subprocess.run(
+                argv, input=before, capture_output=True, text=True, timeout=timeout
+            )
+        except FileNotFoundError:
+            raise PassFailed(f"command not found: {argv[0]}") from None
+        except subprocess.TimeoutExpired:
+            raise PassFailed(f"command did not finish within {timeout:g} s") from None
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise PassFailed(f"command exited with status {done.returncode}: {last}")
+        try:
+            after = parse_function(done.stdout, filename="<pass-cmd output>")
+        except ParseError as error:
+            raise PassFailed(f"command printed malformed IR: {error}") from None
+        fn.name, fn.uniforms, fn.blocks = after.name, after.uniforms, after.blocks
+        return print_function(fn) != before
+
+    return PassUnderTest(f"cmd:{Path(argv[0]).name}", run, ("--pass-cmd", command))
+
+
+def replay_arguments(pipeline: Sequence[PassUnderTest]) -> list[str]:
+    """Command-line flags that rebuild `pipeline`: registered passes first, in order, then
+    Python passes, then commands, which is the order `check` and `run` compose them in."""
+    registered_names = [p.flag[1] for p in pipeline if p.flag[0] == "--passes"]
+    arguments = ["--passes", ",".join(registered_names)] if registered_names else []
+    for step in pipeline:
+        if step.flag[0] != "--passes":
+            arguments += list(step.flag)
+    return arguments

@@ -1,0 +1,70 @@
+"""Machine-readable campaign reports: the JSON summary and JUnit XML for CI."""
+
+from __future__ import annotations
+
+import json
+from xml.etree import ElementTree
+
+from fuzz.campaign import CampaignResult
+from fuzz.findings import write_atomically
+
+
+def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
+    stats = result.stats
+    return {
+        "seed": seed,
+        "programs": stats.programs,
+        "seconds": round(result.seconds, 3),
+        "programs_per_second": round(result.programs_per_second, 2),
+        "input_sets": stats.input_sets,
+        "skipped": {
+            "undefined": stats.skipped_undefined,
+            "out_of_fuel": stats.skipped_out_of_fuel,
+        },
+        "pass_runs": dict(stats.pass_runs),
+        "pass_changes": {name: stats.pass_changes.get(name, 0) for name in units},
+        "duplicate_findings": result.duplicates,
+        "findings": [
+            {
+                "pass": finding.pass_name,
+                "oracle": finding.oracle,
+                "message": finding.message,
+                "signature": finding.signature,
+                "file": str(files.reproducer) if files else None,
+                "command": files.command if files else None,
+            }
+            for finding, files in result.findings
+        ],
+    }
+
+
+def write_json_report(path: str, report: dict) -> None:
+    from pathlib import Path
+
+    write_atomically(Path(path), json.dumps(report, indent=1) + "\n")
+
+
+def write_junit(path: str, result: CampaignResult, units: list[str]) -> None:
+    """One test case per pass under test (and one for the input oracles); a finding is a
+    failure of its pass's case."""
+    from pathlib import Path
+
+    names = ["(input)", *units]
+    failures = {name: [] for name in names}
+    for finding, files in result.findings:
+        failures.setdefault(finding.pass_name, []).append((finding, files))
+    suite = ElementTree.Element(
+        "testsuite",
+        name="agxfuzz",
+        tests=str(len(failures)),
+        failures=str(sum(1 for f in failures.values() if f)),
+        time=f"{result.seconds:.3f}",
+    )
+    for name, found in failures.items():
+        case = ElementTree.SubElement(suite, "testcase", classname="agxfuzz.run", name=name)
+        for finding, files in found:
+            failure = ElementTree.SubElement(
+                case, "failure", message=f"{finding.oracle}: {finding.message}"
+            )
+            failure.text = files.command if files else finding.message
+    write_atomically(Path(path), ElementTree.tostring(suite, encoding="unicode") + "\n")

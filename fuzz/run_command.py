@@ -1,0 +1,155 @@
+"""`agxfuzz run`, `agxfuzz check` and `agxfuzz opt`: putting passes under test."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+from fuzz.cli import UserError
+
+
+def units_under_test(args) -> tuple[list, list[list]]:
+    """The passes under test and the pipelines to run: each pass alone, plus the default
+    pipeline (no --passes and no user pass) or the passes in the order given."""
+    from agxir.passes import DEFAULT_PIPELINE, PASSES, UnknownPass
+    from fuzz.passes_under_test import PassLoadError, command_pass, python_pass, registered
+
+    user = []
+    try:
+        user += [python_pass(spec) for spec in args.python_passes or []]
+        user += [command_pass(command) for command in args.pass_commands or []]
+        if args.passes is not None:
+            names = [n.strip() for n in args.passes.split(",") if n.strip()]
+        else:
+            names = [] if user else list(PASSES)
+        units = [registered(name) for name in names] + user
+    except (UnknownPass, PassLoadError) as error:
+        raise UserError(str(error)) from None
+    pipelines = [[unit] for unit in units]
+    if args.passes is None and not user:
+        pipelines.append([registered(name) for name in DEFAULT_PIPELINE])
+    elif len(units) > 1:
+        pipelines.append(list(units))
+    return units, pipelines
+
+
+def _replay_flags(units):
+    from fuzz.passes_under_test import replay_arguments
+
+    by_name = {unit.name: unit for unit in units}
+    return lambda finding: replay_arguments([by_name[name] for name in finding.pipeline])
+
+
+def _print_summary(result, units, seed: int) -> None:
+    stats = result.stats
+    print(f"seed: {seed}")
+    print(
+        f"programs checked: {stats.programs} in {result.seconds:.1f} s "
+        f"({result.programs_per_second:.1f} programs/s)"
+    )
+    print(
+        f"input sets: {stats.input_sets}, skipped {stats.skipped_undefined} undefined, "
+        f"{stats.skipped_out_of_fuel} out of fuel"
+    )
+    print("pass changes (programs where the pass changed something / runs):")
+    for unit in units:
+        runs = stats.pass_runs.get(unit.name, 0)
+        changed = stats.pass_changes.get(unit.name, 0)
+        share = f"{100 * changed / runs:5.1f}%" if runs else "    -"
+        print(f"  {unit.name:<24} {changed:>7} / {runs:<7} {share}")
+    print(f"findings: {len(result.findings)} ({result.duplicates} duplicates dropped)")
+    for finding, files in result.findings:
+        print(f"  {finding.pass_name}: {finding.oracle}: {finding.message}")
+        if files:
+            print(f"    reproducer: {files.reproducer}")
+            print(f"    replay: {files.command}")
+
+
+def run_campaign_command(args) -> int:
+    from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
+    from fuzz.findings import FindingStore
+    from fuzz.reports import json_report, write_json_report, write_junit
+
+    units, pipelines = units_under_test(args)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
+    if args.examples is None and args.time is None:
+        args.time = 60.0
+    jobs = args.jobs or default_jobs()
+    print(f"agxfuzz run: seed {seed}, {jobs} jobs, "
+          + (f"{args.examples} programs" if args.examples else f"{args.time:g} s")
+          + f", {len(units)} passes under test, {len(pipelines)} pipelines", flush=True)
+    config = CampaignConfig(
+        seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs
+    )
+    store = FindingStore(args.out, _replay_flags(units))
+    tty = sys.stdout.isatty()
+
+    def progress(stats, elapsed, findings):
+        rate = stats.programs / elapsed if elapsed else 0
+        line = f"[{elapsed:5.0f} s] {stats.programs} programs ({rate:.0f}/s), {findings} findings"
+        print(("\r" + line) if tty else line, end="" if tty else "\n", flush=True)
+
+    result = run_campaign(config, store, progress)
+    if tty:
+        print()
+    _print_summary(result, units, seed)
+    names = [unit.name for unit in units]
+    if args.json_report:
+        write_json_report(args.json_report, json_report(result, seed, names))
+    if args.junit:
+        write_junit(args.junit, result, names)
+    if result.internal_error:
+        print(f"agxfuzz: internal error (a harness bug, please report): {result.internal_error}",
+              file=sys.stderr)
+        return 3
+    return 1 if result.findings else 0
+
+
+def check_command(args) -> int:
+    from fuzz.cli import load_function
+    from fuzz.findings import FindingStore
+    from fuzz.harness import Harness
+    from fuzz.interp_command import input_sets_for
+
+    fn = load_function(args.file)
+    units, _ = units_under_test(args)
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1 << 32)
+    sets = input_sets_for(fn, args)
+    print(f"seed: {args.seed}")
+    harness = Harness(sets)
+    findings = harness.check(fn, [units])
+    names = " -> ".join(unit.name for unit in units) or "(no passes)"
+    if not findings:
+        print(f"{args.file}: {names}: every oracle agrees on {len(sets)} input sets")
+        return 0
+    for finding in findings:
+        print(f"{args.file}: {finding.pass_name}: {finding.oracle}: {finding.message}")
+    if args.out:
+        store = FindingStore(args.out, _replay_flags(units))
+        for finding in findings:
+            print(f"  written: {store.write(finding).reproducer}")
+    return 1
+
+
+def opt_command(args) -> int:
+    from agxir.passes import UnknownPass, run_pipeline
+    from agxir.text import print_function
+    from agxir.verifier import verify
+    from fuzz.cli import load_function
+
+    fn = load_function(args.file)
+    names = [n.strip() for n in args.passes.split(",") if n.strip()]
+    try:
+        changes = run_pipeline(fn, names)
+    except UnknownPass as error:
+        raise UserError(str(error)) from None
+    except Exception as error:  # the pass itself failed
+        raise UserError(f"{args.file}: a pass raised {type(error).__name__}: {error}") from None
+    for name, changed in changes:
+        print(f"; {name}: {'changed' if changed else 'no change'}")
+    sys.stdout.write(print_function(fn))
+    errors = verify(fn)
+    if errors:
+        raise UserError("\n".join(f"after {','.join(names)}: {e}" for e in errors))
+    return 0
