@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracles.interp.floats import ffma, fconvert
+from oracles.interp.floats import fconvert, ffma
 
 FORMATS = {32: (24, -126, 128, "<f", "<I"), 16: (11, -14, 16, "<e", "<H")}
 
