@@ -1,8 +1,6 @@
 """Per-run state the emitted code talks to: device memory, outputs and undefined behaviour.
 
-Buffer k (the k-th buffer uniform) lives at address (k + 1) << 32, so an address computed
-in 32 bits can never reach one by accident and the buffer of an address is its high word.
-Each input set has its own memory. Two threads of one input set touching the same byte,
+Buffers are placed as `oracles.memory_model` says. Each input set has its own memory. Two threads of one input set touching the same byte,
 where at least one of them writes it, is a data race and undefined: the result would
 otherwise depend on the order threads are scheduled in, which passes may change.
 """
@@ -11,13 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from oracles.memory_model import DATA_RACE, OUT_OF_BOUNDS
 from oracles.outcomes import OutOfFuel, Undefined
 
 _VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32}
-
-
-def buffer_base(buffer_number: int) -> int:
-    return (buffer_number + 1) << 32
 
 
 class Lanes:
@@ -75,7 +70,7 @@ class Lanes:
         inside = known & (offset + nbytes <= self.sizes[number])
         outside = act & ~inside
         if outside.any():
-            self.undefined(outside, "out-of-bounds access")
+            self.undefined(outside, OUT_OF_BOUNDS)
         good = act & inside
         lanes = np.flatnonzero(good)
         return lanes, (self.starts[number] + offset)[good], number[lanes]
@@ -117,7 +112,7 @@ class Lanes:
         for group in np.flatnonzero(racing):
             s = int(set_of[starts[group]])
             if self.fate[s] is None or isinstance(self.fate[s], OutOfFuel):
-                self.fate[s] = Undefined("data race", int(highest[group]))
+                self.fate[s] = Undefined(DATA_RACE, int(highest[group]))
 
     def load(self, address, nbytes: int, act) -> np.ndarray:
         result = np.zeros(len(address), dtype=np.uint64)

@@ -18,7 +18,8 @@ from agxir.ir import Block, Function
 from oracles.inputs import InputSet, check_inputs
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.floats import HELPERS
-from oracles.interp.lanes import Lanes, buffer_base
+from oracles.interp.lanes import Lanes
+from oracles.memory_model import buffer_base
 from oracles.outcomes import Outcome, Returned
 
 DEFAULT_FUEL = 10_000

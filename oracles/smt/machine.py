@@ -19,10 +19,9 @@ from dataclasses import dataclass
 import z3
 
 from agxir.ir import Function, Immediate, Instruction, Uniform, Value
-from oracles.interp.lanes import buffer_base  # one memory layout for both oracles
+from oracles.memory_model import OUT_OF_BOUNDS, buffer_base
 
 CANONICAL_NAN = {16: 0x7E00, 32: 0x7FC00000}
-OUT_OF_BOUNDS = "out-of-bounds access"
 
 ADDRESS_SORT = z3.BitVecSort(64)
 BYTE_SORT = z3.BitVecSort(8)
@@ -122,16 +121,17 @@ def function_memory(
 def uniform_terms(
     fn: Function, scalars: Mapping[str, int] | None = None, prefix: str = ""
 ) -> dict[Uniform, z3.BitVecRef]:
-    """A term per uniform: buffer uniforms are their (constant) base addresses; scalar ones are
-    the value given in `scalars`, or a fresh z3 constant named `prefix + name`."""
+    """A term per uniform: buffer uniforms are their (constant) base addresses. Scalar ones are
+    fresh z3 constants named `prefix + name`, or, given `scalars` (an InputSet's), its values,
+    0 where it has none, as in the interpreter."""
     terms: dict[Uniform, z3.BitVecRef] = {}
     buffer_number = 0
     for uniform in fn.uniforms:
         if uniform.is_buffer:
             terms[uniform] = z3.BitVecVal(buffer_base(buffer_number), 64)
             buffer_number += 1
-        elif scalars is not None and uniform.name in scalars:
-            terms[uniform] = z3.BitVecVal(scalars[uniform.name], uniform.size)
+        elif scalars is not None:
+            terms[uniform] = z3.BitVecVal(scalars.get(uniform.name, 0), uniform.size)
         else:
             terms[uniform] = z3.BitVec(prefix + uniform.name, uniform.size)
     return terms
@@ -264,7 +264,7 @@ class Z3Machine:
 
     def fadd(self, a, b, fwidth):
         f = self._float
-        return self._bits(z3.fpAdd(z3.RTZ(), f(a, fwidth), f(b, fwidth)), fwidth)
+        return self._bits(z3.fpAdd(z3.RNE(), f(a, fwidth), f(b, fwidth)), fwidth)
 
     def fmul(self, a, b, fwidth):
         f = self._float
@@ -344,12 +344,27 @@ def value_of(term: z3.ExprRef) -> int | bool:
         return True
     if z3.is_false(simple):
         return False
+    free = _free_constants(simple)
+    if free:
+        raise ValueError(f"term is not closed: it depends on {', '.join(sorted(free))}")
     solver = z3.Solver()
-    if solver.check() != z3.sat:  # pragma: no cover - an empty solver is always sat
-        raise ValueError("cannot evaluate term")
+    solver.check()
     evaluated = solver.model().eval(simple, model_completion=True)
     if z3.is_bv_value(evaluated):
         return evaluated.as_long()
     if z3.is_true(evaluated) or z3.is_false(evaluated):
         return z3.is_true(evaluated)
-    raise ValueError(f"term is not closed: {simple}")
+    raise ValueError(f"cannot evaluate {simple}")
+
+
+def _free_constants(term: z3.ExprRef) -> set[str]:
+    seen, free, stack = set(), set(), [term]
+    while stack:
+        node = stack.pop()
+        if node.get_id() in seen:
+            continue
+        seen.add(node.get_id())
+        if z3.is_const(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            free.add(str(node))
+        stack.extend(node.children())
+    return free
