@@ -1,0 +1,58 @@
+"""Optimisation passes over the IR, modelled on Mesa's AGX optimizer, and their registry.
+
+`PASSES` lists every pass explicitly (nothing registers itself on import).
+`DEFAULT_PIPELINE` is Mesa's order for these rewrites: the forward pass (copyprop, then
+cmpsel and if_cmp fusion on each instruction) followed by DCE. Each pass rewrites a
+function in place and reports whether it changed anything; run passes on
+`ir.clone_function(fn)` to keep the original.
+"""
+
+from __future__ import annotations
+
+from agxir.ir import Function
+from agxir.passes import branch_cmp, cmpsel, copyprop, dce
+from agxir.passes.pass_ import Pass
+
+__all__ = ["DEFAULT_PIPELINE", "PASSES", "Pass", "UnknownPass", "get_pass", "run_pipeline"]
+
+PASSES: dict[str, Pass] = {
+    p.name: p
+    for p in (
+        dce.PASS,
+        copyprop.PASS,
+        cmpsel.PASS,
+        cmpsel.UNIFORM_COMPARE,
+        cmpsel.UNIFORM_SELECT,
+        branch_cmp.PASS,
+    )
+}
+
+DEFAULT_PIPELINE: tuple[str, ...] = ("copyprop", "cmpsel", "branch-cmp", "dce")
+
+
+class UnknownPass(KeyError):
+    """A pass name that is not in `PASSES`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.message = f"unknown pass {name!r}; known passes: {', '.join(PASSES)}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:  # KeyError would print the message quoted, as a repr
+        return self.message
+
+
+def get_pass(name: str) -> Pass:
+    try:
+        return PASSES[name]
+    except KeyError:
+        raise UnknownPass(name) from None
+
+
+def run_pipeline(fn: Function, names) -> list[tuple[str, bool]]:
+    """Run the named passes in order on `fn` (in place); each name with whether it changed
+    `fn`. Every name is looked up first, so an unknown one leaves `fn` untouched."""
+    if isinstance(names, str):
+        raise TypeError("run_pipeline takes a sequence of pass names, not one string")
+    passes = [get_pass(name) for name in names]
+    return [(p.name, p.run(fn)) for p in passes]
