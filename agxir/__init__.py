@@ -5,7 +5,16 @@ The opcode table and its semantics (`agxir.opcodes`), the SSA IR (`agxir.ir`), i
 (`agxir.liveness`) and the passes (`agxir.passes`). It imports neither `oracles` nor `fuzz`.
 """
 
-from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform, Value, clone_function
+from agxir.ir import (
+    Block,
+    Function,
+    Immediate,
+    Instruction,
+    Operand,
+    Uniform,
+    Value,
+    clone_function,
+)
 from agxir.opcodes import OPCODES, opcode
 from agxir.text import ParseError, parse_function, print_function
 from agxir.verifier import VerificationFailed, check, verify

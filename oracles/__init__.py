@@ -7,7 +7,7 @@ The interpreter (`oracles.interp`), run outcomes (`oracles.outcomes`), inputs
 
 from oracles.inputs import InputSet, random_input_sets
 from oracles.interp import CompiledFunction, run
-from oracles.outcomes import OutOfFuel, Outcome, Returned, Undefined
+from oracles.outcomes import Outcome, OutOfFuel, Returned, Undefined
 
 __all__ = [
     "CompiledFunction", "InputSet", "OutOfFuel", "Outcome", "Returned", "Undefined",
