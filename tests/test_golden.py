@@ -6,10 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from agxir.ir import clone_function
+from agxir.liveness import Liveness
+from agxir.passes import run_pipeline
 from agxir.text import ParseError, parse_function, print_function
 from agxir.verifier import verify
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
+from oracles.liveness_reference import reference_liveness
 from tests.golden_directives import buffer_contents, read_expectations
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,6 +31,26 @@ def _without_comments(text: str) -> str:
 
 def test_there_are_enough_golden_files():
     assert len(FILES) >= 20
+
+
+def _check_liveness(fn, expected) -> None:
+    """LIVE-IN/LIVE-OUT/MAX-PRESSURE hold for the analysis and for the reference alike."""
+
+    def names(values) -> frozenset[str]:
+        return frozenset(value.name for value in values)
+
+    for who, found in (("agxir.liveness", Liveness(fn)), ("reference", reference_liveness(fn))):
+        for kind, sets, wanted in (
+            ("live_in", found.live_in, expected.live_in),
+            ("live_out", found.live_out, expected.live_out),
+        ):
+            for block_name, values in wanted:
+                got = names(sets[fn.block_named(block_name)])
+                assert got == values, (
+                    f"{who} {kind}[{block_name}]: {sorted(got)} != {sorted(values)}"
+                )
+        if expected.max_pressure is not None:
+            assert found.max_pressure == expected.max_pressure, (who, found.max_pressure)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -49,9 +73,19 @@ def test_golden(path: Path):
         return
     assert errors == []
     assert print_function(fn) == _without_comments(text)
+    if expected.has_liveness:
+        _check_liveness(fn, expected)
+    _check_runs(fn, expected.runs)
+    if expected.passes:
+        _check_passes(fn, expected)
+
+
+def _check_runs(fn, runs, returned_only: bool = False) -> None:
     compiled = CompiledFunction(fn)
     buffers = {u.name: u.buffer_bytes for u in fn.uniforms if u.is_buffer}
-    for run in expected.runs:
+    for run in runs:
+        if returned_only and run.outcome and not run.outcome.startswith("returned"):
+            continue
         input_set = InputSet(
             run.threads,
             run.scalars,
@@ -66,3 +100,24 @@ def test_golden(path: Path):
             assert [thread[slot] for thread in outcome.outputs] == values
         for name, offset, data in run.memory:
             assert outcome.memory[name][offset : offset + len(data)] == data
+
+
+def _check_passes(fn, expected) -> None:
+    """PASS/EXPECT/EXPECT-UNCHANGED: the passes' result verifies, matches the expected lines
+    and still gives every returned run's expected outputs."""
+    before = print_function(fn)
+    after = clone_function(fn)
+    changes = run_pipeline(after, expected.passes)
+    assert [str(error) for error in verify(after)] == []
+    printed = print_function(after)
+    if expected.expect_unchanged:
+        assert not any(changed for _, changed in changes), changes
+        assert printed == before
+    if expected.expect:
+        assert any(changed for _, changed in changes), changes
+        lines = [line.strip() for line in printed.splitlines()]
+        at = 0
+        for wanted in expected.expect:
+            assert wanted in lines[at:], f"EXPECT {wanted!r} not found in order in:\n{printed}"
+            at = lines.index(wanted, at) + 1
+    _check_runs(after, expected.runs, returned_only=True)
