@@ -39,6 +39,7 @@ class CampaignConfig:
     threads: int = 32
     sets: int = 8
     pass_timeout: float = 10.0
+    fail_fast: bool = False
 
 
 @dataclass
@@ -64,13 +65,13 @@ def build_case(seed: int, index: int, config: CampaignConfig):
     return fn, inputs
 
 
-def _work(job: int, config: CampaignConfig, stop_at: float | None, messages) -> None:
+def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop) -> None:
     stats = Stats()
     last_report = time.monotonic()
     index = job
     try:
         while config.examples is None or index < config.examples:
-            if stop_at is not None and time.monotonic() >= stop_at:
+            if stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
                 break
             fn, inputs = build_case(config.seed, index, config)
             harness = Harness(inputs, pass_timeout=config.pass_timeout)
@@ -98,8 +99,9 @@ def run_campaign(
     stop_at = started + config.seconds if config.seconds is not None else None
     context = multiprocessing.get_context("fork")
     messages = context.Queue()
+    stop = context.Event()
     workers = [
-        context.Process(target=_work, args=(job, config, stop_at, messages), daemon=True)
+        context.Process(target=_work, args=(job, config, stop_at, messages, stop), daemon=True)
         for job in range(config.jobs)
     ]
     for worker in workers:
@@ -120,6 +122,8 @@ def run_campaign(
                 result.stats.merge(payload)
             elif kind == "finding":
                 _record(result, store, seen, payload, config, who)
+                if config.fail_fast:
+                    stop.set()
             elif kind == "error":
                 result.internal_error = payload
             elif kind == "done":

@@ -17,6 +17,14 @@ VERSION = "0.1.0"
 class UserError(Exception):
     """A problem with what the user gave us: reported in one line, exit status 1."""
 
+    exit_status = 1
+
+
+class UsageError(UserError):
+    """A bad flag value argparse cannot see (an unknown pass, say): exit status 2."""
+
+    exit_status = 2
+
 
 def _read(path: str) -> str:
     try:
@@ -136,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pass_flags(run)
     run.add_argument("--out", default="findings", metavar="DIR",
                      help="where findings are written (default: ./findings)")
+    run.add_argument("--fail-fast", action="store_true", help="stop at the first finding")
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.set_defaults(handler=cmd_run)
@@ -200,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.handler(args)
     except UserError as error:
         print(error, file=sys.stderr)
-        return 1
+        return error.exit_status
     except KeyboardInterrupt:
         print("agxfuzz: interrupted", file=sys.stderr)
         return 130

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import sys
 
-from fuzz.cli import UserError
+from fuzz.cli import UsageError, UserError
 
 
 def units_under_test(args) -> tuple[list, list[list]]:
@@ -24,7 +24,7 @@ def units_under_test(args) -> tuple[list, list[list]]:
             names = [] if user else list(PASSES)
         units = [registered(name) for name in names] + user
     except (UnknownPass, PassLoadError) as error:
-        raise UserError(str(error)) from None
+        raise UsageError(f"agxfuzz: {error}") from None
     pipelines = [[unit] for unit in units]
     if args.passes is None and not user:
         pipelines.append([registered(name) for name in DEFAULT_PIPELINE])
@@ -79,7 +79,8 @@ def run_campaign_command(args) -> int:
           + (f"{args.examples} programs" if args.examples else f"{args.time:g} s")
           + f", {len(units)} passes under test, {len(pipelines)} pipelines", flush=True)
     config = CampaignConfig(
-        seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs
+        seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
+        fail_fast=args.fail_fast,
     )
     store = FindingStore(args.out, _replay_flags(units))
     tty = sys.stdout.isatty()
@@ -116,7 +117,8 @@ def check_command(args) -> int:
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 32)
     sets = input_sets_for(fn, args)
-    print(f"seed: {args.seed}")
+    if not args.inputs:
+        print(f"seed: {args.seed}")
     harness = Harness(sets)
     findings = harness.check(fn, [units])
     names = " -> ".join(unit.name for unit in units) or "(no passes)"

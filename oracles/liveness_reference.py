@@ -60,7 +60,11 @@ def _predecessors(blocks: list[Block]) -> dict[Block, list[Block]]:
 
 
 def _live_points(
-    value: Value, starts: list[Point], phi_home: Block | None, preds: dict[Block, list[Block]]
+    value: Value,
+    starts: list[Point],
+    phi_home: Block | None,
+    preds: dict[Block, list[Block]],
+    first: dict[Block, int],
 ) -> set[Point]:
     """Every point from which a use in `starts` is reachable without crossing the
     definition of `value`. `phi_home` is the block whose phi defines it, if any."""
@@ -72,7 +76,7 @@ def _live_points(
             continue
         seen.add(point)
         block, p = point
-        if p > _first_non_phi(block):
+        if p > first[block]:
             if block.instructions[p - 1].dest is value:
                 continue
             stack.append((block, p - 1))
@@ -100,17 +104,18 @@ def reference_liveness(fn: Function) -> ReferenceLiveness:
                 for value in ins.uses():
                     uses.setdefault(value, []).append((block, index))
 
+    first = {block: _first_non_phi(block) for block in blocks}
     for block in blocks:
-        for p in range(_first_non_phi(block), len(block.instructions) + 1):
+        for p in range(first[block], len(block.instructions) + 1):
             result.at[(block, p)] = set()
     for value, starts in uses.items():
-        for point in _live_points(value, starts, phi_home.get(value), preds):
+        for point in _live_points(value, starts, phi_home.get(value), preds, first):
             result.at.setdefault(point, set()).add(value)
 
     pressure = 0
     for block in blocks:
         instructions = block.instructions
-        start = _first_non_phi(block)
+        start = first[block]
         phi_dests = {ins.dest for ins in instructions[:start] if ins.dest is not None}
         # The point before the first non-phi holds the phi destinations in use; they are
         # defined at entry, so they are not live into the block.

@@ -31,9 +31,7 @@ class Const(str):
 class NumpyEmitter:
     """Implements `agxir.opcodes.machine.Machine` by emitting code into `lines`."""
 
-    def __init__(self, value_slots: dict[Value, int], uniform_slots: dict[Uniform, int]):
-        self.value_slots = value_slots
-        self.uniform_slots = uniform_slots
+    def __init__(self):
         self.lines: list[str] = []
         self.local_of: dict[object, str] = {}
         self.constants: dict[int, str] = {}
@@ -51,14 +49,18 @@ class NumpyEmitter:
         """A local holding `ref` for this block, reading V/U on first use."""
         name = self.local_of.get(ref)
         if name is None:
-            if isinstance(ref, Value):
-                name = f"v{self.value_slots[ref]}"
-                self.lines.append(f"{name} = V[{self.value_slots[ref]}]")
-            else:
-                name = f"u{self.uniform_slots[ref]}"
-                self.lines.append(f"{name} = U[{self.uniform_slots[ref]}]")
+            table, prefix = ("V", "v") if isinstance(ref, Value) else ("U", "u")
+            name = f"{prefix}_{ref.name}"
+            self.lines.append(f"{name} = {table}[{ref.name!r}]")
             self.local_of[ref] = name
         return name
+
+    def begin_block(self) -> None:
+        """Start a block's code. Everything a block's text mentions is named by what it is
+        (value and uniform names, constant values), so equal blocks give equal text."""
+        self.lines = []
+        self.local_of = {}
+        self.counter = 0
 
     def ref_value(self, operand_ref) -> str:
         if isinstance(operand_ref, Immediate):
@@ -72,7 +74,7 @@ class NumpyEmitter:
     def const(self, value: int, width: int) -> str:
         name = self.constants.get(value)
         if name is None:
-            name = Const(f"C[{len(self.constants)}]", value)
+            name = Const(f"C[{value:#x}]", value)
             self.constants[value] = name
         return name
 

@@ -45,33 +45,29 @@ class CompiledFunction:
         self.order = list(cfg.rpo)
         position = {block: i for i, block in enumerate(self.order)}
         number = {block: i for i, block in enumerate(fn.blocks)}
-        self.value_slots = {value: i for i, value in enumerate(fn.values())}
-        self.uniform_slots = {u: i for i, u in enumerate(fn.uniforms)}
+        self.value_names = [value.name for value in fn.values()]
         self.output_slots = 1 + max(
             (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
         )
         self.escaping = _values_used_outside_their_block(fn)
-        emitter = NumpyEmitter(self.value_slots, self.uniform_slots)
+        emitter = NumpyEmitter()
         sources = [self._emit_block(emitter, block, number) for block in self.order]
         self.source = "\n\n".join(sources)
-        namespace = dict(HELPERS)
-        exec(compile(self.source, f"<agx {fn.name}>", "exec"), namespace)
         self.constants = list(emitter.constants)
-        self._constants_by_lanes: dict[int, list[np.ndarray]] = {}
+        self._constants_by_lanes: dict[int, dict[int, np.ndarray]] = {}
         self.blocks = [
             CompiledBlock(
                 block,
                 number[block],
-                namespace[f"block_{i}"],
+                _compiled_block(source),
                 len(block.instructions),
                 tuple(position[t] for t in block.successors),
             )
-            for i, block in enumerate(self.order)
+            for block, source in zip(self.order, sources, strict=True)
         ]
 
     def _emit_block(self, em: NumpyEmitter, block: Block, number: dict) -> str:
-        em.lines = []
-        em.local_of = {}
+        em.begin_block()
         commits = []
         phi_results = []
         for phi in block.phis():
@@ -83,7 +79,7 @@ class CompiledFunction:
         for dest, name in phi_results:
             em.local_of[dest] = name
             if dest in self.escaping:
-                commits.append((self.value_slots[dest], name))
+                commits.append((repr(dest.name), name))
         condition = "None"
         for ins in block.instructions:
             if ins.is_phi:
@@ -95,7 +91,7 @@ class CompiledFunction:
             elif ins.dest is not None:
                 em.local_of[ins.dest] = result
                 if ins.dest in self.escaping:
-                    commits.append((self.value_slots[ins.dest], result))
+                    commits.append((repr(ins.dest.name), result))
         body = list(em.lines)
         if commits:
             body.append("if unmasked:")
@@ -103,8 +99,7 @@ class CompiledFunction:
             body.append("else:")
             body += [f"    V[{slot}] = where(act, {name}, V[{slot}])" for slot, name in commits]
         body.append(f"return {condition}")
-        index = self.order.index(block)
-        header = f"def block_{index}(V, U, C, act, cf, unmasked, X, TID):"
+        header = "def block(V, U, C, act, cf, unmasked, X, TID):"
         return header + "\n" + "\n".join("    " + line for line in body)
 
     # --- running ----------------------------------------------------------------------------------
@@ -124,17 +119,18 @@ class CompiledFunction:
             [[s.buffers.get(u.name, b"") for u in buffers] for s in input_sets],
             self.output_slots,
         )
-        uniform_arrays = []
+        uniform_arrays = {}
         for uniform in fn.uniforms:
             if uniform.is_buffer:
                 value = buffer_base(buffers.index(uniform))
-                uniform_arrays.append(np.full(lanes, value, dtype=np.uint64))
+                uniform_arrays[uniform.name] = np.full(lanes, value, dtype=np.uint64)
             else:
                 per_set = np.array([s.scalars.get(uniform.name, 0) for s in input_sets], np.uint64)
-                uniform_arrays.append(per_set[lane_set])
+                uniform_arrays[uniform.name] = per_set[lane_set]
         constants = self._constant_arrays(lanes)
         # Never mutated in place, so one zero array can stand for every value not yet defined.
-        values = [np.zeros(lanes, dtype=np.uint64)] * len(self.value_slots)
+        zero = np.zeros(lanes, dtype=np.uint64)
+        values = dict.fromkeys(self.value_names, zero)
         at = np.zeros(lanes, dtype=np.int64)
         came_from = np.full(lanes, -1, dtype=np.int64)
         steps = np.zeros(lanes, dtype=np.int64)
@@ -181,11 +177,11 @@ class CompiledFunction:
         self.lane_instructions = executed
         return self._outcomes(X, input_sets, buffers)
 
-    def _constant_arrays(self, lanes: int) -> list[np.ndarray]:
+    def _constant_arrays(self, lanes: int) -> dict[int, np.ndarray]:
         """Constants broadcast to the lane count; reused across runs, never written."""
         cached = self._constants_by_lanes.get(lanes)
         if cached is None:
-            cached = [np.full(lanes, value, dtype=np.uint64) for value in self.constants]
+            cached = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
             self._constants_by_lanes[lanes] = cached
         return cached
 
@@ -216,6 +212,23 @@ def _outputs(X: Lanes, lanes: slice, slots: int) -> tuple[tuple[int | None, ...]
         tuple(v if w else None for v, w in zip(row, wrow, strict=True))
         for row, wrow in zip(values, written.tolist(), strict=True)
     )
+
+
+_BLOCK_CACHE: dict[str, Callable] = {}
+_BLOCK_CACHE_LIMIT = 50_000
+
+
+def _compiled_block(source: str) -> Callable:
+    """A block's function, compiled once per distinct source text. Passes change few blocks,
+    so the variants of a program under test mostly reuse their input's compiled blocks."""
+    function = _BLOCK_CACHE.get(source)
+    if function is None:
+        if len(_BLOCK_CACHE) >= _BLOCK_CACHE_LIMIT:
+            _BLOCK_CACHE.clear()
+        namespace = dict(HELPERS)
+        exec(compile(source, "<agx block>", "exec"), namespace)
+        function = _BLOCK_CACHE[source] = namespace["block"]
+    return function
 
 
 def _values_used_outside_their_block(fn: Function) -> set:
