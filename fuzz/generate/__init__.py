@@ -1,0 +1,40 @@
+"""Fast, deterministic builders of random CFGs, programs and inputs.
+
+Every builder reads its decisions from a `ChoiceSource` (a seeded RNG for campaigns, a byte
+string for Hypothesis, where 0 means "simplest"), and never builds text. The Hypothesis
+strategies in `fuzz.strategies` are thin wrappers around these.
+
+Modules: `choices` (ChoiceSource, Weighted), `features` (swarm flags), `cfg_shapes` (CFG
+shapes, dominators on integer graphs), `operations` (operands and per-opcode emitters),
+`program` (generate_program), `inputs` (generate_inputs).
+
+`GENERATOR_VERSION` names the meaning of a choice stream: bump it whenever a builder
+consumes choices differently, so a stored corpus of byte strings or seeds is re-keyed
+rather than silently replayed as different programs.
+"""
+
+from fuzz.generate.cfg_shapes import CFGShape, Loop, Region, generate_cfg, shape_function
+from fuzz.generate.choices import ChoiceSource, Weighted
+from fuzz.generate.features import Features
+from fuzz.generate.inputs import generate_inputs
+from fuzz.generate.operations import MAX_THREADS, OUTPUT_BYTES, SITES
+from fuzz.generate.program import generate_program
+
+GENERATOR_VERSION = 1
+
+__all__ = [
+    "GENERATOR_VERSION",
+    "CFGShape",
+    "ChoiceSource",
+    "Features",
+    "Loop",
+    "MAX_THREADS",
+    "OUTPUT_BYTES",
+    "Region",
+    "SITES",
+    "Weighted",
+    "generate_cfg",
+    "generate_inputs",
+    "generate_program",
+    "shape_function",
+]

@@ -1,0 +1,394 @@
+"""The program builder: a random, verified, terminating SSA function from a choice stream.
+
+`generate_program(source, features, size=50)` declares uniforms (a few scalars, read-only
+input buffers and one output buffer), draws a CFG shape (`cfg_shapes`), computes dominators
+once on the integer graph, then walks the dominator tree in preorder, so that the scoped
+value pools of `operations.Emitter` hold exactly the values that dominate the current point.
+Phis are created up front (joins, loop headers); a phi source is chosen when its predecessor
+is finished, from what is available at the end of that predecessor.
+
+Control flow gets its meaning here: a loop's preheader computes a small bound (an immediate
+1..6, `uniform & 7` or `(thread_id & 3) + 1`) and a start (`#0`, a uniform, `uniform & 3`);
+the header's counter phi is incremented by the latch and compared (`ult`) against the bound,
+so every loop runs at most 9 times. An unstructured region threads a counter through phis;
+each back edge is taken only while that counter is below a bound of 1..4, so its cycles end
+too. Two-way branches compare generated values, often in the fusable form
+`if_icmp t, #0 cond=ueq` on an icmp/fcmp result. The stop block exports and stores a few of
+the values computed last, so that what the program computes is observable.
+"""
+
+from __future__ import annotations
+
+from agxir.ir import Block, Function, Instruction, Operand, Uniform
+from agxir.opcodes import OPCODES
+from fuzz.generate.cfg_shapes import BRANCH, GUARD, JUMP, LATCH, STOP, TEST, Loop, dominators
+from fuzz.generate.cfg_shapes import generate_cfg as _generate_cfg
+from fuzz.generate.choices import ChoiceSource
+from fuzz.generate.features import Features
+from fuzz.generate.operations import (
+    IMM0,
+    OUTPUT_BYTES,
+    Emitter,
+    emitter_table,
+    immediate,
+    plans,
+)
+
+__all__ = ["generate_program", "INPUT_BUFFER_SIZES"]
+
+INPUT_BUFFER_SIZES = (1024, 4096, 256)
+FRAME_BYTES = 24  # choice bytes per random instruction from a byte source (see frame())
+UNIFORM_BYTES = 20
+R = OPCODES
+_PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
+# Kinds of pre-created phis.
+_DATA, _CARRIED, _COUNTER, _GUARD_COUNTER = range(4)
+# Rows that can compute a loop-carried value from the phi (the phi as the first source).
+_CARRY_ROWS = {
+    16: ("iadd", "bitop", "imul", "fadd", "fmul", "imad", "ffma", "asr"),
+    32: ("iadd", "bitop", "imul", "fadd", "fmul", "imad", "ffma", "asr"),
+    64: ("iadd", "bitop", "imul", "imad", "asr", "bfi"),
+}
+
+
+def generate_program(
+    source: ChoiceSource,
+    features: Features | None = None,
+    *,
+    size: int = 50,
+    name: str = "fuzz",
+) -> Function:
+    """A function of about `size` instructions that verifies and terminates for every input
+    of at most 64 threads (see the module docstring)."""
+    return _Program(source, features or Features.all_on(), max(0, size), name).build()
+
+
+class _LoopState:
+    __slots__ = ("loop", "phi", "start", "bound", "next", "size")
+
+    def __init__(self, loop: Loop):
+        self.loop = loop
+        self.phi: Instruction | None = None
+        self.start: Operand = IMM0
+        self.bound: Operand = IMM0
+        self.next: Operand = IMM0
+        self.size = 32
+
+
+class _Program(Emitter):
+    def __init__(self, source: ChoiceSource, features: Features, size: int, name: str):
+        super().__init__(source, features)
+        self.size = size
+        self.name = name
+        self.table = emitter_table(features)
+
+    # --- setup -----------------------------------------------------------------------------------
+    def declare_uniforms(self) -> list[Uniform]:
+        source = self.source.frame(UNIFORM_BYTES)
+        below, f = source.below, self.f
+        uniforms: list[Uniform] = []
+        if f.uniforms:
+            for _ in range(below(5)):
+                size = self.any_sizes[below(len(self.any_sizes))]
+                uniform = Uniform(f"u{len(uniforms)}", size)
+                uniforms.append(uniform)
+                self.scalars[size].append(Operand(uniform))
+        if f.loads:
+            for _ in range((0, 1, 1, 2, 2, 2)[below(6)]):
+                nbytes = INPUT_BUFFER_SIZES[below(len(INPUT_BUFFER_SIZES))]
+                uniform = Uniform(f"u{len(uniforms)}", 64, buffer_bytes=nbytes)
+                uniforms.append(uniform)
+                self.inputs.append(uniform)
+        if f.stores and below(4):
+            self.output = Uniform(f"u{len(uniforms)}", 64, buffer_bytes=OUTPUT_BYTES)
+            uniforms.append(self.output)
+        return uniforms
+
+    def build(self) -> Function:
+        below, f = self.below, self.f
+        uniforms = self.declare_uniforms()
+        max_blocks = max(1, min(40, self.size // 4))
+        shape = self.shape = _generate_cfg(
+            self.source.frame(8 * max_blocks + 8), f, max_blocks=max_blocks,
+            max_loop_depth=2 if self.size <= 120 else 1,
+        )  # fmt: skip
+        n = len(shape)
+        self.succs = shape.succs
+        self.preds = shape.preds()
+        order, idom = dominators(shape.succs)
+        children: list[list[int]] = [[] for _ in range(n)]
+        for b in order[1:]:
+            children[idom[b]].append(b)
+        self.blocks = [Block(f"b{i}", []) for i in range(n)]
+        self.pre_of = {loop.pre: _LoopState(loop) for loop in shape.loops}
+        self.loop_at = {}  # header and latch -> state
+        for state in self.pre_of.values():
+            self.loop_at[state.loop.header] = state
+            self.loop_at[state.loop.latch] = state
+        self.region_bound = {id(r): immediate(1 + below(4)) for r in shape.regions if r.back_edges}
+        self.c_in: dict[int, Operand] = {}
+        self.c_out: dict[int, Operand] = {}
+        self.phi_next: dict[int, Operand] = {}
+        self.create_phis()
+        # Each block keeps adding instructions while a "continue" choice says so (0 stops),
+        # so deleting one instruction's choices removes just that instruction: good for
+        # shrinking. About size / 2 random picks over the program; each emits ~1.4
+        # instructions, and terminators, phis and loop counters make up the rest.
+        mean = self.size / (2 * n)
+        self.p_continue = mean / (mean + 1)
+        self.max_per_block = 2 * self.size
+        self.walk(children)
+        return Function(self.name, uniforms, self.blocks)
+
+    def create_phis(self) -> None:
+        below, f, shape = self.below, self.f, self.shape
+        self.phis: list[list[tuple[Instruction, int]]] = [[] for _ in range(len(shape))]
+        for b, preds in enumerate(self.preds):
+            if len(preds) < 2:
+                continue
+            incoming = [self.blocks[p] for p in preds]
+            state = self.loop_at.get(b)
+            header = state is not None and state.loop.header == b
+            if header:
+                state.size = 16 if 16 in self.sizes and below(4) == 3 else 32
+                state.phi = self.new_phi(state.size, incoming)
+                self.phis[b].append((state.phi, _COUNTER))
+            region = shape.region_of[b]
+            if region is not None and region.back_edges and b != region.blocks[0]:
+                self.phis[b].append((self.new_phi(32, incoming), _GUARD_COUNTER))
+            if f.phis:
+                kind = _CARRIED if header else _DATA
+                for _ in range(below(3) + (header and below(2))):
+                    size = self.any_size()
+                    self.phis[b].append((self.new_phi(size, incoming), kind))
+
+    def new_phi(self, size: int, incoming: list[Block]) -> Instruction:
+        value, _ = self.new_value(size)
+        return Instruction(_PHI, value, [IMM0] * len(incoming), {}, list(incoming), False)
+
+    # --- the walk --------------------------------------------------------------------------------
+    def walk(self, children: list[list[int]]) -> None:
+        pools = self.pools
+        p16, p32, p64 = pools[16], pools[32], pools[64]
+        small, addrs, cmps, tids = self.small, self.addrs, self.cmps, self.tids
+        stack: list = [(0, None)]
+        while stack:
+            b, saved = stack.pop()
+            if saved is not None:
+                l16, l32, l64, ls, la, lc, lt = saved
+                del p16[l16:], p32[l32:], p64[l64:], small[ls:], addrs[la:], cmps[lc:], tids[lt:]
+                continue
+            saved = (len(p16), len(p32), len(p64), len(small), len(addrs), len(cmps), len(tids))
+            stack.append((b, saved))
+            self.block(b)
+            for child in reversed(children[b]):
+                stack.append((child, None))
+
+    def block(self, b: int) -> None:
+        self.ins = self.blocks[b].instructions
+        pools = self.pools
+        region = self.shape.region_of[b]
+        counted = region is not None and bool(region.back_edges)
+        for phi, kind in self.phis[b]:
+            self.ins.append(phi)
+            op = Operand(phi.dest)
+            pools[phi.dest.size].append(op)
+            if kind == _GUARD_COUNTER:
+                self.c_in[b] = op
+        if counted and b not in self.c_in:
+            self.c_in[b] = IMM0 if b == region.blocks[0] else self.c_out[self.preds[b][0]]
+        if b == 0 and (self.f.loads or self.f.stores) and self.below(4):
+            self.tid()
+        source = self.source
+        table, pick, more, p = self.table, source.pick, source.boolean, self.p_continue
+        for _ in range(self.max_per_block):
+            if not more(p):
+                break
+            frame = source.frame(FRAME_BYTES)
+            if frame is source:
+                pick(table)(self)
+            elif frame.boolean(0.99):  # a zeroed frame is an instruction left out
+                self.source, self.below = frame, frame.below
+                frame.pick(table)(self)
+                self.source, self.below = source, source.below
+        state = self.pre_of.get(b)
+        if state is not None:
+            self.loop_setup(state)
+        state = self.loop_at.get(b)
+        if state is not None and state.loop.latch == b:
+            self.loop_step(state, b)
+        role = self.shape.roles[b]
+        if role == STOP:
+            self.epilogue()
+        if counted:
+            self.c_out[b] = self.c_in[b]
+        self.terminator(b, role)
+        self.fill_phis(b)
+
+    def fill_phis(self, b: int) -> None:
+        for s in self.succs[b]:
+            entries = self.phis[s]
+            if not entries:
+                continue
+            k = self.preds[s].index(b)
+            for phi, kind in entries:
+                if kind == _COUNTER:
+                    state = self.loop_at[s]
+                    phi.srcs[k] = state.start if b == state.loop.pre else state.next
+                elif kind == _GUARD_COUNTER:
+                    phi.srcs[k] = self.c_out[b]
+                else:
+                    carried = self.phi_next.get(id(phi)) if kind == _CARRIED else None
+                    phi.srcs[k] = carried or self.phi_source(phi.dest.size)
+
+    def phi_source(self, size: int) -> Operand:
+        r = self.below(10)
+        if r == 0 or (r == 1 and not self.scalars[size]):
+            return immediate(self.below(4))
+        if r == 1:
+            scalars = self.scalars[size]
+            return scalars[self.below(len(scalars))]
+        pool = self.pools[size]
+        return self.recent(pool) if pool else immediate(self.below(4))
+
+    # --- loops and guards ------------------------------------------------------------------------
+    def loop_setup(self, state: _LoopState) -> None:
+        """At the end of the preheader: the bound and the start of the counter."""
+        below = self.below
+        size = state.size
+        narrow = [u for s in (16, 32) if s <= size for u in self.scalars[s]]
+        r = below(3)
+        if r == 1 and narrow:
+            u = narrow[below(len(narrow))]
+            state.bound = self.emit(R["bitop"], size, [u, immediate(7)], {"tt": 0x8})
+        elif r == 2:
+            masked = self.emit(R["bitop"], 32, [self.tid(), immediate(3)], {"tt": 0x8})
+            state.bound = self.emit(R["iadd"], 32, [masked, immediate(1)], {"shift": 0})
+        else:
+            state.bound = immediate(1 + below(6))
+        r = below(3)
+        same = self.scalars[size]
+        if r == 1 and same:
+            state.start = same[below(len(same))]
+        elif r == 2 and narrow:
+            u = narrow[below(len(narrow))]
+            state.start = self.emit(R["bitop"], size, [u, immediate(3)], {"tt": 0x8})
+        else:
+            state.start = IMM0
+
+    def loop_step(self, state: _LoopState, b: int) -> None:
+        """At the end of the latch: the counter's next value and the carried values."""
+        counter = Operand(state.phi.dest)
+        one = immediate(1)
+        srcs = [counter, one] if self.below(3) else [one, counter]
+        state.next = self.emit(R["iadd"], state.size, srcs, {"shift": 0})
+        for phi, kind in self.phis[state.loop.header]:
+            if kind != _CARRIED or not self.below(8):
+                continue
+            size = phi.dest.size
+            rows = [name for name in _CARRY_ROWS[size] if self.allowed(name)] or ["iadd"]
+            row = R[rows[self.below(len(rows))]]
+            self.phi_next[id(phi)] = self.generic(row, size, Operand(phi.dest))
+
+    def allowed(self, name: str) -> bool:
+        f = self.f
+        if name in ("fadd", "fmul", "ffma"):
+            return f.floats
+        if name in ("bitop", "asr", "bfi"):
+            return f.bit_ops
+        return f.int_arith
+
+    def loop_test(self, value: Operand, bound: Operand, continue_first: bool, targets) -> None:
+        """Branch to the continuing target while value < bound (unsigned)."""
+        r = self.below(3) if self.f.branch_fusion else 0
+        flip = 0 if continue_first else 1
+        if r == 1:
+            inv = self.below(2)
+            size = 16 if 16 in self.sizes and self.below(2) else 32
+            t = self.emit(R["icmp"], size, [value, bound], {"cond": "ult", "inv": inv})
+            attrs = {"cond": "ueq", "inv": flip ^ inv ^ 1}
+            self.branch("if_icmp", [t, IMM0], attrs, targets)
+        elif r == 2:
+            self.branch("if_icmp", [bound, value], {"cond": "ugt", "inv": flip}, targets)
+        else:
+            self.branch("if_icmp", [value, bound], {"cond": "ult", "inv": flip}, targets)
+
+    def guard(self, b: int, targets: list[int]) -> None:
+        """Take the back edge only while the region counter is below its bound."""
+        region = self.shape.region_of[b]
+        back = next(t for s, t in region.back_edges if s == b)
+        c_in = self.c_in[b]
+        self.c_out[b] = self.emit(R["iadd"], 32, [c_in, immediate(1)], {"shift": 0})
+        bound = self.region_bound[id(region)]
+        back_first = targets[0] == back
+        blocks = [self.blocks[t] for t in targets]
+        if self.below(3):
+            t = self.compare_result()
+            g = self.emit(R["icmpsel"], t.ref.size, [c_in, bound, t, IMM0], {"cond": "ult"})
+            self.branch("if_icmp", [g, IMM0], {"cond": "ueq", "inv": int(back_first)}, blocks)
+        else:
+            self.branch(
+                "if_icmp", [c_in, bound], {"cond": "ult", "inv": int(not back_first)}, blocks
+            )
+
+    # --- terminators -----------------------------------------------------------------------------
+    def branch(self, name: str, srcs: list, attrs: dict, targets: list[Block]) -> None:
+        self.ins.append(Instruction(R[name], None, srcs, attrs, targets, False))
+
+    def terminator(self, b: int, role: str) -> None:
+        targets = self.succs[b]
+        blocks = [self.blocks[t] for t in targets]
+        if role == JUMP:
+            self.ins.append(Instruction(_JUMP, None, [], {}, blocks, False))
+        elif role == STOP:
+            self.ins.append(Instruction(_STOP, None, [], {}, [], False))
+        elif role == BRANCH:
+            self.random_branch(blocks)
+        elif role == LATCH:
+            state = self.loop_at[b]
+            self.loop_test(state.next, state.bound, targets[0] == state.loop.header, blocks)
+        elif role == TEST:
+            state = self.loop_at[b]
+            counter = Operand(state.phi.dest)
+            self.loop_test(counter, state.bound, targets[0] != state.loop.exit, blocks)
+        elif role == GUARD:
+            self.guard(b, targets)
+        else:
+            raise AssertionError(f"unknown role {role}")
+
+    def random_branch(self, blocks: list[Block]) -> None:
+        below, f = self.below, self.f
+        r = below(6)
+        if f.branch_fusion and r >= 3:
+            if r == 5 and self.cmps:
+                # The if_not shape: if_icmp (xor t, #1), #0 with t a boolean.
+                t = self.emit(R["bitop"], 32, [self.recent(self.cmps), immediate(1)], {"tt": 0x6})
+            else:
+                t = self.compare_result()
+            self.branch("if_icmp", [t, IMM0], {"cond": "ueq", "inv": below(2)}, blocks)
+            return
+        row = R["if_fcmp"] if f.floats and r == 2 else R["if_icmp"]
+        plan = self.plans_for(row)
+        srcs = [self.operand(plan[0]), self.operand(plan[1])]
+        if f.uniform_operands and below(3) == 2:
+            sizes = plan[0][0]
+            scalars = self.scalars[sizes[below(len(sizes))]]
+            if scalars:
+                srcs[below(2)] = scalars[below(len(scalars))]
+        self.branch(row.name, srcs, self.attrs(row, 0), blocks)
+
+    def plans_for(self, row):
+        return plans(row, 0, self.sizes)
+
+    def epilogue(self) -> None:
+        """Make the last values observable: exports and a store."""
+        below, f = self.below, self.f
+        if f.exports:
+            slot = below(8)
+            for _ in range(below(4)):
+                pool = self.pools[self.any_size()]
+                if pool:
+                    self.emit(R["export"], 0, [self.recent(pool)], {"slot": slot})
+                slot = (slot + 1) & 7
+        if f.stores and self.output is not None and below(3):
+            self.e_store()
