@@ -40,6 +40,7 @@ class CampaignConfig:
     sets: int = 8
     pass_timeout: float = 10.0
     fail_fast: bool = False
+    tv: bool = False  # the z3 translation-validation oracle on loop-free programs
 
 
 @dataclass
@@ -74,7 +75,11 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
             if stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
                 break
             fn, inputs = build_case(config.seed, index, config)
-            harness = Harness(inputs, pass_timeout=config.pass_timeout)
+            harness = Harness(
+                inputs,
+                pass_timeout=config.pass_timeout,
+                tv_threads=config.threads if config.tv else 0,
+            )
             findings = harness.check(fn, config.pipelines)
             stats.merge(harness.stats)
             for finding in findings:

@@ -91,6 +91,12 @@ def cmd_opt(args) -> int:
     return opt_command(args)
 
 
+def cmd_tv(args) -> int:
+    from fuzz.tv_command import run_tv
+
+    return run_tv(args)
+
+
 def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--passes", metavar="LIST", help="registered passes, comma-separated (default: all)"
@@ -145,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="findings", metavar="DIR",
                      help="where findings are written (default: ./findings)")
     run.add_argument("--fail-fast", action="store_true", help="stop at the first finding")
+    run.add_argument("--tv", action="store_true",
+                     help="also prove each change of a loop-free program with z3 (slower)")
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.set_defaults(handler=cmd_run)
@@ -159,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=_seed, help="seed for random inputs")
     check.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
     check.add_argument("--out", metavar="DIR", help="write what fails as findings here")
+    check.add_argument("--tv", action="store_true",
+                       help="also prove each change with z3 when the function is loop-free")
     check.set_defaults(handler=cmd_check)
 
     opt = commands.add_parser("opt", help="run passes on a .agx file and print the result")
@@ -166,6 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("-p", "--passes", required=True, metavar="LIST",
                      help="passes to run in order, comma-separated")
     opt.set_defaults(handler=cmd_opt)
+
+    tv = commands.add_parser(
+        "tv", help="translation validation: prove AFTER refines BEFORE (loop-free functions)"
+    )
+    tv.add_argument("before", metavar="BEFORE", help="the function before the pass")
+    tv.add_argument("after", metavar="AFTER", help="the function after the pass")
+    tv.add_argument("--threads", type=_positive, default=32, help="thread ids 0..N-1 (default 32)")
+    tv.add_argument("--timeout", type=_positive, default=10000, metavar="MS",
+                    help="z3 time limit in milliseconds (default 10000)")
+    tv.add_argument("--json", action="store_true", help="print the result as JSON")
+    tv.set_defaults(handler=cmd_tv)
     return parser
 
 

@@ -22,9 +22,9 @@ from agxir.text import print_function
 from fuzz.passes_under_test import PassUnderTest
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
-from oracles.outcomes import Outcome, Returned
+from oracles.outcomes import Outcome, Returned, first_difference
 
-ORACLES = ("crash", "timeout", "no-change", "verifier", "liveness", "refinement")
+ORACLES = ("crash", "timeout", "no-change", "verifier", "liveness", "refinement", "tv")
 INPUT = "(input)"  # the name findings use for the program before any pass
 
 
@@ -90,26 +90,6 @@ def deadline(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
-def first_difference(source: Returned, target: Outcome) -> str | None:
-    if not isinstance(target, Returned):
-        return f"the input returned but the output ended in {target.describe()}"
-    for thread, (want, got) in enumerate(zip(source.outputs, target.outputs, strict=True)):
-        for slot, (a, b) in enumerate(zip(want, got, strict=True)):
-            if a != b:
-                shown = [("-" if v is None else f"{v:#x}") for v in (a, b)]
-                return f"thread {thread} output slot {slot}: input {shown[0]}, output {shown[1]}"
-    for name, before in source.memory.items():
-        after = target.memory[name]
-        if before != after:
-            offset = next(i for i, (x, y) in enumerate(zip(before, after)) if x != y)
-            start = offset & ~3
-            return (
-                f"buffer {name} byte {offset}: input {before[start:start + 4].hex()}, "
-                f"output {after[start:start + 4].hex()}"
-            )
-    return None
-
-
 def _first_changed_line(before: str, after: str) -> str:
     for old, new in zip(before.splitlines(), after.splitlines()):
         if old != new:
@@ -127,11 +107,13 @@ class Harness:
         fuel: int = DEFAULT_FUEL,
         pass_timeout: float = 10.0,
         check_liveness: bool = True,
+        tv_threads: int = 0,
     ):
         self.input_sets = list(input_sets)
         self.fuel = fuel
         self.pass_timeout = pass_timeout
         self.check_liveness = check_liveness
+        self.tv_threads = tv_threads  # 0: off; else z3 translation validation, loop-free only
         self.stats = Stats()
         self._outcomes: dict[str, list[Outcome]] = {}
         self._liveness: dict[str, str | None] = {}
@@ -222,5 +204,11 @@ class Harness:
                 difference = first_difference(source, target)
                 if difference:
                     return found("refinement", difference, input_set)
+            if self.tv_threads:
+                from oracles.smt.refinement import tv_finding
+
+                proof_failure = tv_finding(current, work, self.tv_threads)
+                if proof_failure:
+                    return found("tv", *proof_failure)
             current, current_text = work, after
         return None

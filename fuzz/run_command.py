@@ -80,7 +80,7 @@ def run_campaign_command(args) -> int:
           + f", {len(units)} passes under test, {len(pipelines)} pipelines", flush=True)
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
-        fail_fast=args.fail_fast,
+        fail_fast=args.fail_fast, tv=args.tv,
     )
     store = FindingStore(args.out, _replay_flags(units))
     tty = sys.stdout.isatty()
@@ -119,7 +119,7 @@ def check_command(args) -> int:
     sets = input_sets_for(fn, args)
     if not args.inputs:
         print(f"seed: {args.seed}")
-    harness = Harness(sets)
+    harness = Harness(sets, tv_threads=max(s.threads for s in sets) if args.tv else 0)
     findings = harness.check(fn, [units])
     names = " -> ".join(unit.name for unit in units) or "(no passes)"
     if not findings:

@@ -49,3 +49,32 @@ class OutOfFuel:
 
 
 Outcome = Returned | Undefined | OutOfFuel
+
+
+def first_difference(
+    source: Returned, target: Outcome, names: tuple[str, str] = ("input", "output")
+) -> str | None:
+    """The first way `target` fails to match `source` (which returned), or None. Outputs
+    are compared thread by thread and slot by slot (a missing slot counts as not written),
+    then memory buffer by buffer."""
+    before, after = names
+    if not isinstance(target, Returned):
+        return f"{before} returned but {after} ended in {target.describe()}"
+    for thread, (want, got) in enumerate(zip(source.outputs, target.outputs, strict=True)):
+        slots = max(len(want), len(got))
+        want = tuple(want) + (None,) * (slots - len(want))
+        got = tuple(got) + (None,) * (slots - len(got))
+        for slot, (a, b) in enumerate(zip(want, got, strict=True)):
+            if a != b:
+                shown = [("-" if v is None else f"{v:#x}") for v in (a, b)]
+                return f"thread {thread} output slot {slot}: {before} {shown[0]}, {after} {shown[1]}"
+    for name, old in source.memory.items():
+        new = target.memory[name]
+        if old != new:
+            offset = next(i for i, (x, y) in enumerate(zip(old, new, strict=True)) if x != y)
+            start = offset & ~3
+            return (
+                f"buffer {name} byte {offset}: {before} {old[start:start + 4].hex()}, "
+                f"{after} {new[start:start + 4].hex()}"
+            )
+    return None

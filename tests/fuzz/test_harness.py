@@ -154,3 +154,27 @@ def test_memoized_oracles_do_not_leak_between_programs():
 )
 def test_signatures_ignore_names_and_numbers(message, same_as):
     assert normalized(message) == normalized(same_as)
+
+
+def test_tv_catches_what_random_inputs_miss():
+    # Wrong only when u0 == 201: the interpreter's random inputs miss it, z3 does not.
+    text = """\
+func @f(u0:32) {
+entry:
+  %r:32 = icmpsel u0, #200, #1, #2 cond=ugt
+  export %r slot=0
+  stop
+}
+"""
+
+    def off_by_one(fn):
+        ins = fn.blocks[0].instructions[0]
+        ins.srcs[1] = ins.srcs[1].with_ref(type(ins.srcs[1].ref)(201))
+        return True
+
+    fn = parse_function(text)
+    assert harness_for(fn).check(fn, [[unit("off-by-one", off_by_one)]]) == []
+    (finding,) = harness_for(fn, tv_threads=8).check(fn, [[unit("off-by-one", off_by_one)]])
+    assert finding.oracle == "tv"
+    assert "u0=0xc9" in finding.message and "the interpreter confirms" in finding.message
+    assert finding.input_set.scalars["u0"] == 201

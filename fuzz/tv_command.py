@@ -1,0 +1,73 @@
+"""`agxfuzz tv BEFORE AFTER`: translation validation of one loop-free function pair.
+
+Prints `proved` (exit 0), `counterexample: thread T: ...` with the input set as JSON and
+whether the interpreter reproduces it (exit 1), or `unknown: reason` (exit 3). A function
+with a loop, a parse or verifier error, or functions with different buffers are one-line
+errors (exit 1). `--json` prints one JSON object instead, with the same exit statuses.
+
+Reasoning is per thread (see `oracles.smt.refinement`): data races are out of scope here;
+`agxfuzz check` runs the interpreter, which catches them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from fuzz.cli import UserError, load_function
+
+EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_UNKNOWN = 0, 1, 3
+
+
+def _loop_free(fn, role: str) -> None:
+    from oracles.smt.function import loop_header
+
+    header = loop_header(fn)
+    if header is not None:
+        raise UserError(f"tv handles loop-free functions; {role} has a loop at block {header.name}")
+
+
+def _result_json(result) -> dict:
+    data = {"result": result.kind}
+    if result.kind == "counterexample":
+        data.update(
+            thread=result.thread,
+            description=result.description,
+            input_set=result.input_set.to_json(),
+            interpreter_confirms=result.replay_confirms,
+            interpreter=result.replay,
+        )
+    elif result.kind == "unknown":
+        data["reason"] = result.reason
+    return data
+
+
+def run_tv(args) -> int:
+    """`args`: before, after (paths), threads (int), timeout (ms), json (bool)."""
+    from oracles.smt.refinement import InterfaceMismatch, check_refinement
+
+    before = load_function(args.before)
+    after = load_function(args.after)
+    _loop_free(before, "BEFORE")
+    _loop_free(after, "AFTER")
+    threads = getattr(args, "threads", None) or 32
+    timeout = getattr(args, "timeout", None) or 10000
+    try:
+        result = check_refinement(before, after, threads=threads, timeout_ms=timeout)
+    except InterfaceMismatch as error:
+        raise UserError(f"{args.before}, {args.after}: {error}") from None
+    if getattr(args, "json", False):
+        json.dump(_result_json(result), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif result.kind == "counterexample":
+        print(result.describe())
+        print("input set: " + json.dumps(result.input_set.to_json()))
+        verdict = "confirms" if result.replay_confirms else "does not confirm"
+        print(f"interpreter {verdict}: {result.replay}")
+    else:
+        print(result.describe())
+    return {
+        "proved": EXIT_PROVED,
+        "counterexample": EXIT_COUNTEREXAMPLE,
+        "unknown": EXIT_UNKNOWN,
+    }[result.kind]
