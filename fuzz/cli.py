@@ -155,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also prove each change of a loop-free program with z3 (slower)")
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    run.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (one result per finding)")
     run.set_defaults(handler=cmd_run)
 
     check = commands.add_parser(

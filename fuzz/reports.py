@@ -68,3 +68,60 @@ def write_junit(path: str, result: CampaignResult, units: list[str]) -> None:
             )
             failure.text = files.command if files else finding.message
     write_atomically(Path(path), ElementTree.tostring(suite, encoding="unicode") + "\n")
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+ORACLE_HELP = {
+    "crash": "The pass raised an exception.",
+    "timeout": "The pass did not finish within its time limit.",
+    "no-change": "The pass reported no change but changed the function.",
+    "verifier": "The pass produced IR the verifier rejects.",
+    "liveness": "Liveness disagrees with the reference written from the definition.",
+    "refinement": "The output does not refine the input in the interpreter.",
+    "tv": "z3 found inputs where the output does not refine the input.",
+}
+
+
+def sarif_log(findings, version: str) -> dict:
+    """A SARIF 2.1.0 log: one result per finding, located at its reproducer's function."""
+    from pathlib import Path
+
+    results = []
+    for finding, files in findings:
+        location = {}
+        if files is not None:
+            lines = Path(files.reproducer).read_text().splitlines()
+            line = next((i for i, text in enumerate(lines, 1) if text.startswith("func @")), 1)
+            location = {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": Path(files.reproducer).as_posix()},
+                    "region": {"startLine": line},
+                }
+            }
+        results.append({
+            "ruleId": finding.oracle,
+            "level": "error",
+            "message": {"text": f"{finding.pass_name}: {finding.message}"},
+            "locations": [location] if location else [],
+            "partialFingerprints": {"agxfuzzSignature": finding.signature},
+            "properties": {"pass": finding.pass_name, "pipeline": list(finding.pipeline),
+                           "replay": files.command if files else None},
+        })
+    rules = [
+        {"id": oracle, "shortDescription": {"text": text}}
+        for oracle, text in ORACLE_HELP.items()
+    ]
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "agxfuzz", "version": version, "rules": rules}},
+            "results": results,
+        }],
+    }
+
+
+def write_sarif(path: str, findings, version: str) -> None:
+    from pathlib import Path
+
+    write_atomically(Path(path), json.dumps(sarif_log(findings, version), indent=1) + "\n")

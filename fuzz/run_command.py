@@ -68,7 +68,8 @@ def _print_summary(result, units, seed: int) -> None:
 def run_campaign_command(args) -> int:
     from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
     from fuzz.findings import FindingStore
-    from fuzz.reports import json_report, write_json_report, write_junit
+    from fuzz.cli import VERSION
+    from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 
     units, pipelines = units_under_test(args)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
@@ -99,6 +100,8 @@ def run_campaign_command(args) -> int:
         write_json_report(args.json_report, json_report(result, seed, names))
     if args.junit:
         write_junit(args.junit, result, names)
+    if args.sarif:
+        write_sarif(args.sarif, result.findings, VERSION)
     if result.internal_error:
         print(f"agxfuzz: internal error (a harness bug, please report): {result.internal_error}",
               file=sys.stderr)

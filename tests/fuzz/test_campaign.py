@@ -27,7 +27,7 @@ def test_a_wrong_cmpsel_given_through_pass_is_found_within_30_seconds(tmp_path):
     result = agxfuzz(
         "run", "--pass", WRONG_CMPSEL, "--time", "30", "--seed", "11", "--fail-fast",
         "--out", str(tmp_path / "findings"), "--json-report", str(tmp_path / "report.json"),
-        "--junit", str(tmp_path / "junit.xml"),
+        "--junit", str(tmp_path / "junit.xml"), "--sarif", str(tmp_path / "findings.sarif"),
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert time.monotonic() - started < 30
@@ -41,6 +41,13 @@ def test_a_wrong_cmpsel_given_through_pass_is_found_within_30_seconds(tmp_path):
     assert not list((tmp_path / "findings").glob(".*.tmp"))
     suite = ElementTree.parse(tmp_path / "junit.xml").getroot()
     assert suite.get("failures") == "1"
+    sarif = json.loads((tmp_path / "findings.sarif").read_text())
+    assert sarif["version"] == "2.1.0"
+    (result_entry,) = sarif["runs"][0]["results"]
+    assert result_entry["ruleId"] == "refinement"
+    location = result_entry["locations"][0]["physicalLocation"]
+    lines = Path(location["artifactLocation"]["uri"]).read_text().splitlines()
+    assert lines[location["region"]["startLine"] - 1].startswith("func @")
     replay = shlex.split(finding["command"])
     assert replay[:2] == ["agxfuzz", "check"]
     replayed = agxfuzz(*replay[1:])
