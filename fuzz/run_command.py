@@ -67,8 +67,8 @@ def _print_summary(result, units, seed: int) -> None:
 
 def run_campaign_command(args) -> int:
     from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
-    from fuzz.findings import FindingStore
     from fuzz.cli import VERSION
+    from fuzz.findings import FindingStore
     from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 
     units, pipelines = units_under_test(args)
