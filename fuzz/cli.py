@@ -91,6 +91,12 @@ def cmd_opt(args) -> int:
     return opt_command(args)
 
 
+def cmd_repro(args) -> int:
+    from fuzz.run_command import repro_command
+
+    return repro_command(args)
+
+
 def cmd_tv(args) -> int:
     from fuzz.tv_command import run_tv
 
@@ -177,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("-p", "--passes", required=True, metavar="LIST",
                      help="passes to run in order, comma-separated")
     opt.set_defaults(handler=cmd_opt)
+
+    repro = commands.add_parser(
+        "repro", help="replay a finding's JSON record and say whether it still fails"
+    )
+    repro.add_argument("finding", metavar="FINDING.json")
+    repro.set_defaults(handler=cmd_repro)
 
     tv = commands.add_parser(
         "tv", help="translation validation: prove AFTER refines BEFORE (loop-free functions)"

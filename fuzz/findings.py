@@ -51,8 +51,9 @@ class FindingStore:
         reproducer = self.directory / f"{stem}.agx"
         inputs = self.directory / f"{stem}.inputs.json"
         record = self.directory / f"{stem}.json"
+        flags = list(self.replay_flags(finding))
         command = shlex.join(
-            ["agxfuzz", "check", str(reproducer), *self.replay_flags(finding)]
+            ["agxfuzz", "check", str(reproducer), *flags]
             + (["--inputs", str(inputs)] if finding.input_set else [])
         )
         header = [
@@ -73,6 +74,7 @@ class FindingStore:
             "file": str(reproducer),
             "inputs": str(inputs) if finding.input_set else None,
             "command": command,
+            "flags": flags,
             "seed": seed,
             "program_index": index,
         }

@@ -97,3 +97,18 @@ def test_opt_prints_the_transformed_function():
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("; cmpsel: changed\n; dce: changed\n")
     assert "icmpsel" in result.stdout and "= icmp " not in result.stdout
+
+
+def test_repro_replays_a_finding_record(tmp_path):
+    out = tmp_path / "findings"
+    agxfuzz("run", "--pass", WRONG_CMPSEL, "--examples", "30", "--seed", "4", "--jobs", "1",
+            "--out", str(out))
+    (record_path,) = [p for p in out.glob("*.json") if not p.name.endswith(".inputs.json")]
+    still = agxfuzz("repro", str(record_path))
+    assert still.returncode == 1 and "still fails" in still.stdout
+    record = json.loads(record_path.read_text())
+    record["flags"] = ["--passes", "cmpsel"]  # the fixed pass
+    record_path.write_text(json.dumps(record))
+    fixed = agxfuzz("repro", str(record_path))
+    assert fixed.returncode == 0 and "no longer fails" in fixed.stdout
+    assert agxfuzz("repro", str(tmp_path / "nothing.json")).returncode == 1
