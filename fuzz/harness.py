@@ -108,11 +108,13 @@ class Harness:
         pass_timeout: float = 10.0,
         check_liveness: bool = True,
         tv_threads: int = 0,
+        liveness_analysis=None,
     ):
         self.input_sets = list(input_sets)
         self.fuel = fuel
         self.pass_timeout = pass_timeout
         self.check_liveness = check_liveness
+        self.liveness_analysis = liveness_analysis  # None: agxir.liveness.Liveness
         self.tv_threads = tv_threads  # 0: off; else z3 translation validation, loop-free only
         self.stats = Stats()
         self._outcomes: dict[str, list[Outcome]] = {}
@@ -133,7 +135,8 @@ class Harness:
             from agxir.liveness import Liveness
             from oracles.liveness_reference import compare_liveness
 
-            self._liveness[text] = compare_liveness(fn, Liveness(fn))
+            analysis = self.liveness_analysis or Liveness
+            self._liveness[text] = compare_liveness(fn, analysis(fn))
         return self._liveness[text]
 
     # --- one program ----------------------------------------------------------------------------
