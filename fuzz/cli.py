@@ -91,6 +91,12 @@ def cmd_opt(args) -> int:
     return opt_command(args)
 
 
+def cmd_reduce(args) -> int:
+    from fuzz.reduce_command import run_reduce
+
+    return run_reduce(args)
+
+
 def cmd_repro(args) -> int:
     from fuzz.run_command import repro_command
 
@@ -183,6 +189,24 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("-p", "--passes", required=True, metavar="LIST",
                      help="passes to run in order, comma-separated")
     opt.set_defaults(handler=cmd_opt)
+
+    reduce_cmd = commands.add_parser(
+        "reduce", help="shrink a failing .agx file to a small program that fails the same way"
+    )
+    reduce_cmd.add_argument("file")
+    reduce_cmd.add_argument("-o", "--out", metavar="OUT",
+                            help="the reduced program (default: FILE with .reduced.agx; "
+                            "never FILE itself)")
+    _add_pass_flags(reduce_cmd)
+    reduce_cmd.add_argument("--oracle", metavar="NAME",
+                            help="only a failure of this oracle counts (default: the original's)")
+    reduce_cmd.add_argument("--threads", type=_positive, default=32, help="threads per input set")
+    reduce_cmd.add_argument("--sets", type=_positive, default=8, help="random input sets")
+    reduce_cmd.add_argument("--seed", type=_seed, help="seed for random inputs")
+    reduce_cmd.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
+    reduce_cmd.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                            help="overall time budget; the smallest reproducer so far is kept")
+    reduce_cmd.set_defaults(handler=cmd_reduce)
 
     repro = commands.add_parser(
         "repro", help="replay a finding's JSON record and say whether it still fails"

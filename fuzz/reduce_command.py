@@ -1,0 +1,199 @@
+"""`agxfuzz reduce`: shrink a failing `.agx` file to a small program that fails the same way.
+
+The failure to keep is the one `agxfuzz check` would report for the same flags (a pass's
+failure before the input's own liveness finding; `--oracle` narrows it). The reduced
+program goes to OUT (default: FILE with `.reduced.agx`), rewritten atomically after every
+improvement, so Ctrl-C or a time budget always leaves the smallest reproducer found so far.
+FILE itself is only ever read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shlex
+import time
+from pathlib import Path
+
+from fuzz.cli import UsageError, UserError
+
+
+def default_out(path: str) -> Path:
+    """`dir/name.agx` -> `dir/name.reduced.agx` (any other name gets the suffix appended)."""
+    file = Path(path)
+    stem = file.name[: -len(".agx")] if file.name.endswith(".agx") else file.name
+    return file.with_name(stem + ".reduced.agx")
+
+
+def inputs_path(out: Path) -> Path:
+    stem = out.name[: -len(".agx")] if out.name.endswith(".agx") else out.name
+    return out.with_name(stem + ".inputs.json")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links, bind mounts
+    except OSError:
+        return False
+
+
+def _check_outputs(args, out: Path) -> Path:
+    """Refuse any output path that is one of the user's own files."""
+    sidecar = inputs_path(out)
+    theirs = [Path(args.file)] + ([Path(args.inputs)] if args.inputs else [])
+    for ours in (out, sidecar):
+        for their in theirs:
+            if _same_file(ours, their):
+                raise UsageError(
+                    f"agxfuzz reduce: refusing to write {ours} over the input {their}; "
+                    "choose another -o/--out"
+                )
+    return sidecar
+
+
+def _pipeline_text(pipeline) -> str:
+    return " -> ".join(step.name for step in pipeline) or "(no passes)"
+
+
+def _replay(out: Path, pipeline, input_flags: list[str]) -> str:
+    from fuzz.passes_under_test import replay_arguments
+
+    # No pass at all must be spelt out: `check` without --passes runs every pass.
+    passes = replay_arguments(pipeline) if pipeline else ["--passes", ""]
+    return shlex.join(["agxfuzz", "check", str(out), *passes, *input_flags])
+
+
+class _Writer:
+    """Writes a case to OUT (and its inputs next to it when they are not what the original
+    flags regenerate), with a header saying what it reproduces."""
+
+    def __init__(self, args, out: Path, sidecar: Path, original, target) -> None:
+        from fuzz.reduce.reducer import size_of
+
+        self.args = args
+        self.out = out
+        self.sidecar = sidecar
+        self.original = original
+        self.original_size = size_of(original)
+        self.target = target
+        self.finding = target
+        self.writes = 0
+
+    def input_flags(self, case) -> tuple[list[str], bool]:
+        """Flags replaying `case`'s inputs, and whether they need the sidecar file."""
+        from oracles.inputs import random_input_sets
+
+        args = self.args
+        if args.inputs:
+            if case.inputs == self.original.inputs:
+                return ["--inputs", args.inputs], False
+        else:
+            again = random_input_sets(case.fn, args.threads, args.seed, args.sets)
+            if tuple(again) == case.inputs:
+                return ["--threads", str(args.threads), "--sets", str(args.sets),
+                        "--seed", str(args.seed)], False
+        return ["--inputs", str(self.sidecar)], True
+
+    def write(self, case) -> str:
+        try:
+            return self._write(case)
+        except OSError as error:
+            raise UserError(f"{self.out}: cannot write: {error.strerror or error}") from None
+
+    def _write(self, case) -> str:
+        from agxir.text import print_function
+        from fuzz.findings import write_atomically
+        from fuzz.reduce.reducer import size_of
+
+        flags, sidecar = self.input_flags(case)
+        if sidecar:
+            data = [input_set.to_json() for input_set in case.inputs]
+            write_atomically(self.sidecar, json.dumps(data, indent=1) + "\n")
+        command = _replay(self.out, case.pipeline, flags)
+        finding = self.finding
+        header = [
+            f"; agxfuzz reduce: a reduced reproducer of {self.args.file}",
+            f"; pipeline: {_pipeline_text(case.pipeline)}",
+            f"; failure: {finding.pass_name} failed the {finding.oracle} oracle",
+            f"; message: {finding.message}",
+            f"; size: {self.original_size.describe()}",
+            f";   ->  {size_of(case).describe()}",
+            f"; replay: {command}",
+        ]
+        write_atomically(self.out, "\n".join(header) + "\n" + print_function(case.fn))
+        self.writes += 1
+        return command
+
+
+def _print_stats(reducer, seconds: float, calls: int) -> None:
+    print(f"{'delta pass':<20} {'attempts':>8} {'accepted':>8} {'invalid':>8} {'seconds':>8}")
+    for name, stats in reducer.stats.items():
+        print(f"{name:<20} {stats.attempts:>8} {stats.successes:>8} {stats.invalid:>8} "
+              f"{stats.seconds:>8.2f}")
+    print(f"{reducer.rounds} rounds, {calls} programs checked, {seconds:.1f} s")
+
+
+def run_reduce(args) -> int:
+    from fuzz.cli import load_function
+    from fuzz.harness import ORACLES
+    from fuzz.interp_command import input_sets_for
+    from fuzz.reduce.deltas import Case
+    from fuzz.reduce.reducer import Reducer, SameFailure, choose_failure, size_of
+    from fuzz.run_command import units_under_test
+
+    if args.oracle is not None and args.oracle not in ORACLES:
+        raise UsageError(
+            f"agxfuzz reduce: unknown oracle {args.oracle!r}; oracles: {', '.join(ORACLES)}"
+        )
+    out = Path(args.out) if args.out else default_out(args.file)
+    sidecar = _check_outputs(args, out)
+    fn = load_function(args.file)
+    units, _ = units_under_test(args)
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1 << 32)
+    sets = input_sets_for(fn, args)
+    if not args.inputs:
+        print(f"seed: {args.seed}")
+    case = Case(fn, tuple(sets), tuple(units))
+    test = SameFailure()
+    target = choose_failure(test.findings(case), args.oracle)
+    pipeline = _pipeline_text(units)
+    if target is None:
+        how = f" the {args.oracle} oracle" if args.oracle else ""
+        raise UserError(f"{args.file} does not fail{how} under {pipeline}: nothing to reduce")
+    test.target = target
+    print(f"{args.file}: {target.pass_name}: {target.oracle}: {target.message}")
+    print(f"reducing {size_of(case).describe()}", flush=True)
+
+    writer = _Writer(args, out, sidecar, case, target)
+    writer.write(case)  # at once: an unwritable OUT fails now, and OUT exists from here on
+
+    def improved(best) -> None:
+        reducer_finding = reducer.finding
+        if reducer_finding is not None:
+            writer.finding = reducer_finding
+        writer.write(best)
+
+    started = time.monotonic()
+    reducer = Reducer(case, test, on_improve=improved, seconds=args.timeout)
+    best = reducer.run()
+    if reducer.finding is not None:
+        writer.finding = reducer.finding
+    command = writer.write(best)  # again: Ctrl-C may have landed in the middle of a write
+    seconds = time.monotonic() - started
+
+    _print_stats(reducer, seconds, test.calls)
+    print(f"reduced: {size_of(case).describe()}")
+    print(f"     ->  {size_of(best).describe()}")
+    print(f"written: {out}")
+    print(f"replay: {command}")
+    if reducer.interrupted:
+        print(f"interrupted: kept the smallest reproducer so far in {out}")
+        return 130
+    if reducer.timed_out:
+        print(f"time budget of {args.timeout:g} s used up: kept the smallest reproducer so far "
+              f"in {out}")
+    return 0
