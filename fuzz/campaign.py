@@ -41,6 +41,15 @@ class CampaignConfig:
     pass_timeout: float = 10.0
     fail_fast: bool = False
     tv: bool = False  # the z3 translation-validation oracle on loop-free programs
+    reduce_seconds: float = 10.0  # per new finding, before it is written; 0: write as found
+    liveness_analysis: object = None  # None: agxir.liveness.Liveness (the zoo swaps it)
+
+    def harness_options(self) -> dict:
+        return {
+            "pass_timeout": self.pass_timeout,
+            "tv_threads": self.threads if self.tv else 0,
+            "liveness_analysis": self.liveness_analysis,
+        }
 
 
 @dataclass
@@ -75,11 +84,7 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
             if stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
                 break
             fn, inputs = build_case(config.seed, index, config)
-            harness = Harness(
-                inputs,
-                pass_timeout=config.pass_timeout,
-                tv_threads=config.threads if config.tv else 0,
-            )
+            harness = Harness(inputs, **config.harness_options())
             findings = harness.check(fn, config.pipelines)
             stats.merge(harness.stats)
             for finding in findings:
@@ -151,8 +156,36 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
         result.duplicates += 1
         return
     seen.add(finding.signature)
+    if config.reduce_seconds > 0:
+        finding = reduce_finding(finding, config, index)
     files = store.write(finding, seed=config.seed, index=index) if store else None
     result.findings.append((finding, files))
+
+
+def reduce_finding(finding: Finding, config: CampaignConfig, index: int) -> Finding:
+    """The finding, shrunk by the reducer within `config.reduce_seconds` to a program that
+    fails the same way (same pass, oracle and signature)."""
+    from agxir.text import print_function
+    from fuzz.reduce import Case, Reducer, SameFailure
+
+    fn, inputs = build_case(config.seed, index, config)
+    units = {unit.name: unit for pipeline in config.pipelines for unit in pipeline}
+    pipeline = tuple(units[name] for name in finding.pipeline)
+    options = config.harness_options()
+    test = SameFailure(finding, pass_timeout=options.pop("pass_timeout"), harness_options=options)
+    reducer = Reducer(Case(fn, tuple(inputs), pipeline), test, seconds=config.reduce_seconds)
+    best = reducer.run()
+    reduced = reducer.finding
+    if reduced is None:  # could not reproduce in a fresh harness: keep the original
+        return finding
+    return Finding(
+        reduced.pass_name,
+        reduced.oracle,
+        reduced.message,
+        tuple(unit.name for unit in best.pipeline),
+        print_function(best.fn),
+        reduced.input_set,
+    )
 
 
 def default_jobs() -> int:

@@ -163,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="findings", metavar="DIR",
                      help="where findings are written (default: ./findings)")
     run.add_argument("--fail-fast", action="store_true", help="stop at the first finding")
+    run.add_argument("--no-reduce", action="store_true",
+                     help="write findings as found, without reducing them first")
     run.add_argument("--tv", action="store_true",
                      help="also prove each change of a loop-free program with z3 (slower)")
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")

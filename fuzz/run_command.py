@@ -81,7 +81,7 @@ def run_campaign_command(args) -> int:
           + f", {len(units)} passes under test, {len(pipelines)} pipelines", flush=True)
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
-        fail_fast=args.fail_fast, tv=args.tv,
+        fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
     )
     store = FindingStore(args.out, _replay_flags(units))
     tty = sys.stdout.isatty()

@@ -137,17 +137,21 @@ class SameFailure:
 
     def __init__(
         self, target: Finding | None = None, *, pass_timeout: float = 10.0,
-        fuel: int = DEFAULT_FUEL,
+        fuel: int = DEFAULT_FUEL, harness_options: dict | None = None,
     ) -> None:
         self.target = target
         self.pass_timeout = pass_timeout
         self.fuel = fuel
+        # The oracles the failure was found under (a liveness analysis, tv), kept while reducing.
+        self.harness_options = harness_options or {}
         self.calls = 0
         self.errors = 0
         self._memo: dict[tuple, Finding | None] = {}
 
     def findings(self, case: Case) -> list[Finding]:
-        harness = Harness(case.inputs, fuel=self.fuel, pass_timeout=self.pass_timeout)
+        harness = Harness(
+            case.inputs, fuel=self.fuel, pass_timeout=self.pass_timeout, **self.harness_options
+        )
         return harness.check(case.fn, [list(case.pipeline)])
 
     def matches(self, finding: Finding) -> bool:

@@ -112,3 +112,19 @@ def test_repro_replays_a_finding_record(tmp_path):
     fixed = agxfuzz("repro", str(record_path))
     assert fixed.returncode == 0 and "no longer fails" in fixed.stdout
     assert agxfuzz("repro", str(tmp_path / "nothing.json")).returncode == 1
+
+
+def test_findings_are_reduced_before_they_are_written(tmp_path):
+    from agxir.text import parse_function
+
+    for flag, limit in (([], 8), (["--no-reduce"], None)):
+        out = tmp_path / ("reduced" if not flag else "raw")
+        result = agxfuzz("run", "--pass", WRONG_CMPSEL, "--examples", "20", "--seed", "4",
+                         "--jobs", "1", "--out", str(out), *flag)
+        assert result.returncode == 1
+        sizes = [parse_function(p.read_text()).instruction_count() for p in out.glob("*.agx")]
+        assert sizes
+        if limit:
+            assert max(sizes) <= limit
+        else:
+            assert min(sizes) > 8
