@@ -59,6 +59,8 @@ class CampaignResult:
     findings: list = field(default_factory=list)  # (Finding, files) for new signatures
     duplicates: int = 0
     internal_error: str | None = None
+    first_finding_seconds: float | None = None  # when the first finding arrived
+    first_finding_program: int | None = None  # how many programs it took (index + 1)
 
     @property
     def programs_per_second(self) -> float:
@@ -131,6 +133,9 @@ def run_campaign(
             if kind == "stats":
                 result.stats.merge(payload)
             elif kind == "finding":
+                if result.first_finding_seconds is None:
+                    result.first_finding_seconds = time.monotonic() - started
+                    result.first_finding_program = who + 1
                 _record(result, store, seen, payload, config, who)
                 if config.fail_fast:
                     stop.set()

@@ -15,6 +15,7 @@ from agxir.liveness import Liveness, _live_in_first, liveness_live_in_first
 from agxir.opcodes import OPCODES
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
+from fuzz.zoo.analyses import BackEdgePhiSourcesDropped, PhiDestsLiveIn
 from oracles.liveness_reference import compare_liveness, reference_liveness
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -97,23 +98,7 @@ def test_live_in_first_computes_the_same_sets():
         assert evaluations >= liveness.iterations
 
 
-# --- wrong variants, one method each ----------------------------------------------------------
-
-
-class PhiDestsLiveIn(Liveness):
-    """The pre-seed result: phi destinations count as live into their own block."""
-
-    def _transfer(self, block, live_out):
-        return super()._transfer(block, live_out) | self.phi_dests[block]
-
-
-class BackEdgePhiSourcesDropped(Liveness):
-    """Phi sources read on a retreating edge (loop latch -> header) are forgotten."""
-
-    def _edge(self, pred, succ):
-        if (pred, succ) in self.cfg.back_edges:
-            return self.live_in[succ] - self.phi_dests[succ]
-        return super()._edge(pred, succ)
+# --- wrong variants (fuzz/zoo/analyses.py), one method each ------------------------------------
 
 
 def test_phi_dests_live_in_variant_is_the_seeds_old_output_and_is_caught():

@@ -127,7 +127,7 @@ def test_undefined_inputs_allow_anything_and_are_counted():
 
 
 def test_old_liveness_is_caught_by_the_liveness_oracle():
-    from tests.agxir.test_liveness import PhiDestsLiveIn
+    from fuzz.zoo.analyses import PhiDestsLiveIn
 
     fn = parse_function(LOOP)
     findings = harness_for(fn, liveness_analysis=PhiDestsLiveIn).check(fn, [])
