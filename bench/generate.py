@@ -7,6 +7,11 @@ is what the Hypothesis strategies run (random bytes here, without Hypothesis' ow
 and the last line goes through `programs()` itself. Programs are dropped as soon as they
 are measured, as a campaign does: keeping thousands alive makes the garbage collector's
 full passes dominate.
+
+The address-heavy lines measure `generate_program(..., address_heavy=True)`, then run 300
+of those programs on generated inputs (8 sets x 32 threads) for the share of input sets a
+campaign would skip as undefined, and print the share of programs containing each address
+shape of `fuzz.generate.address_shapes`.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzz.generate import (  # noqa: E402
+    ADDRESS_SHAPES,
     ChoiceSource,
     Features,
+    address_shapes,
     generate_cfg,
     generate_inputs,
     generate_program,
@@ -57,6 +64,11 @@ def main() -> None:
         features = Features.from_source(source)
         return generate_program(source, features, size=size).instruction_count()
 
+    heavy = Features.all_on(address_heavy=True)
+
+    def address_heavy(i):
+        return generate_program(ChoiceSource.from_seed(i), heavy, size=size).instruction_count()
+
     blobs = [random.Random(i).randbytes(30 * size) for i in range(min(count, 500))]
 
     def from_bytes(i):
@@ -76,10 +88,12 @@ def main() -> None:
     print(f"one core, size={size}, {count} each")
     rate("generate_program, seeded, all features on", count, seeded)
     rate("generate_program, seeded, swarm features", count, swarm)
+    rate("generate_program, seeded, address-heavy", count, address_heavy)
     rate("generate_program, from random bytes", count, from_bytes)
     rate("generate_cfg, seeded, max_blocks=12", count, shapes, "shapes")
     rate("generate_inputs, 8 sets x 32 threads", min(count, 2000), inputs, "calls")
     hypothesis_rate(min(count, 500), size)
+    address_report(300, size)
 
 
 def hypothesis_rate(count: int, size: int) -> None:
@@ -108,6 +122,32 @@ def hypothesis_rate(count: int, size: int) -> None:
         f"{'programs() through Hypothesis':<44} {len(seen) / elapsed:8.0f} programs/s"
         f"  mean {statistics.mean(seen):5.1f} instructions"
     )
+
+
+def address_report(count: int, size: int) -> None:
+    """UB skip rate and address-shape shares of address-heavy programs."""
+    from oracles.interp import CompiledFunction
+
+    heavy = Features.all_on(address_heavy=True)
+    found: dict[str, int] = dict.fromkeys(ADDRESS_SHAPES, 0)
+    undefined = total = 0
+    reasons: dict[str, int] = {}
+    for i in range(count):
+        fn = generate_program(ChoiceSource.from_seed(i), heavy, size=size)
+        for shape in address_shapes(fn):
+            found[shape] += 1
+        sets = generate_inputs(fn, ChoiceSource.from_seed(10**6 + i), threads=32, sets=8)
+        for outcome in CompiledFunction(fn).run(sets):
+            total += 1
+            if outcome.kind == "undefined":
+                undefined += 1
+                reasons[outcome.reason] = reasons.get(outcome.reason, 0) + 1
+    detail = ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) or "none"
+    print(f"address-heavy UB skip rate ({count} programs, 8 sets x 32 threads): "
+          f"{undefined / total:.2%} of input sets ({detail})")  # fmt: skip
+    print("address shapes, share of address-heavy programs containing each:")
+    for shape in ADDRESS_SHAPES:
+        print(f"  {shape:<24} {found[shape] / count:6.0%}")
 
 
 if __name__ == "__main__":

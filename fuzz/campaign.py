@@ -43,6 +43,7 @@ class CampaignConfig:
     tv: bool = False  # the z3 translation-validation oracle on loop-free programs
     reduce_seconds: float = 10.0  # per new finding, before it is written; 0: write as found
     liveness_analysis: object = None  # None: agxir.liveness.Liveness (the zoo swaps it)
+    address_heavy: bool = False  # programs whose memory accesses use address math shapes
 
     def harness_options(self) -> dict:
         return {
@@ -71,7 +72,7 @@ def build_case(seed: int, index: int, config: CampaignConfig):
     from fuzz.generate import ChoiceSource, Features, generate_inputs, generate_program
 
     source = ChoiceSource.from_seed(program_seed(seed, index))
-    features = Features.from_source(source)
+    features = Features.from_source(source, address_heavy=config.address_heavy)
     fn = generate_program(source, features, size=config.size)
     inputs = generate_inputs(fn, source, threads=config.threads, sets=config.sets)
     return fn, inputs

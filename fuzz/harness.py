@@ -45,6 +45,7 @@ class Finding:
 def normalized(message: str) -> str:
     """A message with names and numbers blanked, so one bug gives one signature."""
     message = re.sub(r"%\w+", "%_", message)
+    message = re.sub(r"\b[0-9a-f]{8}\b", "N", message)  # memory words shown as bare hex
     return re.sub(r"\b(0x[0-9a-fA-F]+|\d+)\b", "N", message)
 
 

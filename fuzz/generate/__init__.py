@@ -6,13 +6,16 @@ strategies in `fuzz.strategies` are thin wrappers around these.
 
 Modules: `choices` (ChoiceSource, Weighted), `features` (swarm flags), `cfg_shapes` (CFG
 shapes, dominators on integer graphs), `operations` (operands and per-opcode emitters),
-`program` (generate_program), `inputs` (generate_inputs).
+`addresses` (arrays, arrays of structs and the NIR-style address shapes; `address_heavy`),
+`address_shapes` (finding those shapes in a function), `program` (generate_program),
+`inputs` (generate_inputs).
 
 `GENERATOR_VERSION` names the meaning of a choice stream: bump it whenever a builder
 consumes choices differently, so a stored corpus of byte strings or seeds is re-keyed
 rather than silently replayed as different programs.
 """
 
+from fuzz.generate.address_shapes import ADDRESS_SHAPES, address_shapes
 from fuzz.generate.cfg_shapes import CFGShape, Loop, Region, generate_cfg, shape_function
 from fuzz.generate.choices import ChoiceSource, Weighted
 from fuzz.generate.features import Features
@@ -20,9 +23,10 @@ from fuzz.generate.inputs import generate_inputs
 from fuzz.generate.operations import MAX_THREADS, OUTPUT_BYTES, SITES
 from fuzz.generate.program import generate_program
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: the `address` group, address-heavy generation
 
 __all__ = [
+    "ADDRESS_SHAPES",
     "GENERATOR_VERSION",
     "CFGShape",
     "ChoiceSource",
@@ -33,6 +37,7 @@ __all__ = [
     "Region",
     "SITES",
     "Weighted",
+    "address_shapes",
     "generate_cfg",
     "generate_inputs",
     "generate_program",

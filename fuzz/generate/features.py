@@ -9,15 +9,20 @@ gives all on, matching the Hypothesis strategy, which shrinks towards all on).
 `irreducible` is not a swarm group: irreducible CFGs appear only on request (passes written
 for a structured backend may assume reducible control flow). Every loop the program
 generator builds terminates either way.
+
+`address_heavy` is not a swarm group either: it asks for programs whose memory accesses
+mostly go through the address shapes of `fuzz.generate.addresses` (arrays and arrays of
+structs with computed addresses, as NIR hands them to Mesa's AGX address lowering). It
+forces the groups those shapes need on (`address`, `address_math`, `loads`, `stores`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from fuzz.generate.choices import ChoiceSource
 
-__all__ = ["Features"]
+__all__ = ["ADDRESS_GROUPS", "Features"]
 
 
 @dataclass(frozen=True)
@@ -48,25 +53,40 @@ class Features:
     branch_fusion: bool = True  # icmp/fcmp feeding if_icmp t, #0 cond=ueq
     mov_chains: bool = True  # mov (bitop x, #0 tt=0xa) chains, narrow-to-wide, of uniforms
     uniform_operands: bool = True  # compare and select operands drawn from uniforms
+    address: bool = True  # array / array-of-struct accesses through NIR-style address math
     # on request only, not part of the swarm
     irreducible: bool = False
+    address_heavy: bool = False
 
     @classmethod
     def groups(cls) -> tuple[str, ...]:
-        """The swarm groups, in declaration order (every field but `irreducible`)."""
-        return tuple(f.name for f in fields(cls) if f.name != "irreducible")
+        """The swarm groups, in declaration order (every field but the requested ones)."""
+        return tuple(f.name for f in fields(cls) if f.name not in _REQUESTED)
 
     @classmethod
-    def all_on(cls, *, irreducible: bool = False) -> Features:
-        return cls(**dict.fromkeys(cls.groups(), True), irreducible=irreducible)
+    def all_on(cls, *, irreducible: bool = False, address_heavy: bool = False) -> Features:
+        flags = cls(**dict.fromkeys(cls.groups(), True), irreducible=irreducible)
+        return flags.with_address_heavy() if address_heavy else flags
 
     @classmethod
     def from_source(
-        cls, source: ChoiceSource, *, irreducible: bool = False, p_on: float = 0.75
+        cls,
+        source: ChoiceSource,
+        *,
+        irreducible: bool = False,
+        address_heavy: bool = False,
+        p_on: float = 0.75,
     ) -> Features:
-        """Each group on with probability `p_on`; a 0 choice means on."""
+        """Each group on with probability `p_on`; a 0 choice means on. With `address_heavy`
+        every group is still drawn (the stream does not shift), then the address groups are
+        forced on."""
         on = {name: not source.boolean(1.0 - p_on) for name in cls.groups()}
-        return cls(**on, irreducible=irreducible)
+        flags = cls(**on, irreducible=irreducible)
+        return flags.with_address_heavy() if address_heavy else flags
+
+    def with_address_heavy(self) -> Features:
+        """These flags with `address_heavy` set and the groups it needs on."""
+        return replace(self, address_heavy=True, **dict.fromkeys(ADDRESS_GROUPS, True))
 
     def disabled(self) -> tuple[str, ...]:
         return tuple(name for name in self.groups() if not getattr(self, name))
@@ -74,4 +94,9 @@ class Features:
     def describe(self) -> str:
         off = self.disabled()
         text = "all on" if not off else "off: " + ", ".join(off)
-        return text + (", irreducible" if self.irreducible else "")
+        text += ", irreducible" if self.irreducible else ""
+        return text + (", address-heavy" if self.address_heavy else "")
+
+
+_REQUESTED = frozenset({"irreducible", "address_heavy"})
+ADDRESS_GROUPS = ("address", "address_math", "loads", "stores")

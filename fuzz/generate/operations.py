@@ -570,6 +570,11 @@ class Emitter:
 @functools.lru_cache(maxsize=256)
 def emitter_table(features: Features) -> Weighted:
     """The weighted opcode families of a program; a 0 choice is a plain `iadd`."""
+    return Weighted(emitter_pairs(features))
+
+
+def emitter_pairs(features: Features) -> list:
+    """(emitter, weight) pairs of the opcode families (`addresses` adds its own)."""
     f = features
     E = Emitter
 
@@ -593,4 +598,4 @@ def emitter_table(features: Features) -> Weighted:
         (E.e_get_sr, 1),
         (E.e_cmpsel_fusion, 4 * f.cmpsel_fusion), (E.e_mov_chain, 3 * f.mov_chains),
     ]  # fmt: skip
-    return Weighted(pairs)
+    return pairs

@@ -15,29 +15,29 @@ each back edge is taken only while that counter is below a bound of 1..4, so its
 too. Two-way branches compare generated values, often in the fusable form
 `if_icmp t, #0 cond=ueq` on an icmp/fcmp result. The stop block exports and stores a few of
 the values computed last, so that what the program computes is observable.
+
+The builder is an `addresses.AddressEmitter`: with the `address` group on, some picks are
+array accesses through computed addresses (most of them with `address_heavy`, which also
+declares arrays sized for their indices); loop counters that start at #0 or `u & 3` serve
+as element indices in the loop body.
 """
 
 from __future__ import annotations
 
 from agxir.ir import Block, Function, Instruction, Operand, Uniform
 from agxir.opcodes import OPCODES
+from fuzz.generate.addresses import AddressEmitter, program_table
 from fuzz.generate.cfg_shapes import BRANCH, GUARD, JUMP, LATCH, STOP, TEST, Loop, dominators
 from fuzz.generate.cfg_shapes import generate_cfg as _generate_cfg
 from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.features import Features
-from fuzz.generate.operations import (
-    IMM0,
-    OUTPUT_BYTES,
-    Emitter,
-    emitter_table,
-    immediate,
-    plans,
-)
+from fuzz.generate.operations import IMM0, OUTPUT_BYTES, immediate, plans
 
 __all__ = ["generate_program", "INPUT_BUFFER_SIZES"]
 
 INPUT_BUFFER_SIZES = (1024, 4096, 256)
 FRAME_BYTES = 24  # choice bytes per random instruction from a byte source (see frame())
+HEAVY_FRAME_BYTES = 40  # the same for address-heavy programs (array accesses decide more)
 UNIFORM_BYTES = 20
 R = OPCODES
 _PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
@@ -57,10 +57,15 @@ def generate_program(
     *,
     size: int = 50,
     name: str = "fuzz",
+    address_heavy: bool = False,
 ) -> Function:
     """A function of about `size` instructions that verifies and terminates for every input
-    of at most 64 threads (see the module docstring)."""
-    return _Program(source, features or Features.all_on(), max(0, size), name).build()
+    of at most 64 threads (see the module docstring). `address_heavy` (or features with it
+    set) makes most memory accesses array accesses through computed addresses."""
+    features = features or Features.all_on()
+    if address_heavy and not features.address_heavy:
+        features = features.with_address_heavy()
+    return _Program(source, features, max(0, size), name).build()
 
 
 class _LoopState:
@@ -75,12 +80,13 @@ class _LoopState:
         self.size = 32
 
 
-class _Program(Emitter):
+class _Program(AddressEmitter):
     def __init__(self, source: ChoiceSource, features: Features, size: int, name: str):
         super().__init__(source, features)
         self.size = size
         self.name = name
-        self.table = emitter_table(features)
+        self.table = program_table(features)
+        self.frame_bytes = HEAVY_FRAME_BYTES if features.address_heavy else FRAME_BYTES
 
     # --- setup -----------------------------------------------------------------------------------
     def declare_uniforms(self) -> list[Uniform]:
@@ -102,6 +108,7 @@ class _Program(Emitter):
         if f.stores and below(4):
             self.output = Uniform(f"u{len(uniforms)}", 64, buffer_bytes=OUTPUT_BYTES)
             uniforms.append(self.output)
+        self.declare_arrays(uniforms)
         return uniforms
 
     def build(self) -> Function:
@@ -134,7 +141,8 @@ class _Program(Emitter):
         # so deleting one instruction's choices removes just that instruction: good for
         # shrinking. About size / 2 random picks over the program; each emits ~1.4
         # instructions, and terminators, phis and loop counters make up the rest.
-        mean = self.size / (2 * n)
+        # Address-heavy picks emit more instructions (about 3 on average).
+        mean = self.size / ((3 if f.address_heavy else 2) * n)
         self.p_continue = mean / (mean + 1)
         self.max_per_block = 2 * self.size
         self.walk(children)
@@ -162,6 +170,12 @@ class _Program(Emitter):
                     size = self.any_size()
                     self.phis[b].append((self.new_phi(size, incoming), kind))
 
+    def note_counter(self, state: _LoopState, op: Operand) -> None:
+        """A 32-bit counter that starts at #0 or `u & 3` stays below 8 (bounds are at most
+        7): an element index for the array accesses of the loop body."""
+        if state.size == 32 and (state.start is IMM0 or state.start.value is not None):
+            self.counters.append((op, 8))
+
     def new_phi(self, size: int, incoming: list[Block]) -> Instruction:
         value, _ = self.new_value(size)
         return Instruction(_PHI, value, [IMM0] * len(incoming), {}, list(incoming), False)
@@ -171,14 +185,17 @@ class _Program(Emitter):
         pools = self.pools
         p16, p32, p64 = pools[16], pools[32], pools[64]
         small, addrs, cmps, tids = self.small, self.addrs, self.cmps, self.tids
+        counters = self.counters
         stack: list = [(0, None)]
         while stack:
             b, saved = stack.pop()
             if saved is not None:
-                l16, l32, l64, ls, la, lc, lt = saved
+                l16, l32, l64, ls, la, lc, lt, lk = saved
                 del p16[l16:], p32[l32:], p64[l64:], small[ls:], addrs[la:], cmps[lc:], tids[lt:]
+                del counters[lk:]
                 continue
-            saved = (len(p16), len(p32), len(p64), len(small), len(addrs), len(cmps), len(tids))
+            saved = (len(p16), len(p32), len(p64), len(small), len(addrs), len(cmps), len(tids),
+                     len(counters))  # fmt: skip
             stack.append((b, saved))
             self.block(b)
             for child in reversed(children[b]):
@@ -195,6 +212,8 @@ class _Program(Emitter):
             pools[phi.dest.size].append(op)
             if kind == _GUARD_COUNTER:
                 self.c_in[b] = op
+            elif kind == _COUNTER:
+                self.note_counter(self.loop_at[b], op)
         if counted and b not in self.c_in:
             self.c_in[b] = IMM0 if b == region.blocks[0] else self.c_out[self.preds[b][0]]
         if b == 0 and (self.f.loads or self.f.stores) and self.below(4):
@@ -204,7 +223,7 @@ class _Program(Emitter):
         for _ in range(self.max_per_block):
             if not more(p):
                 break
-            frame = source.frame(FRAME_BYTES)
+            frame = source.frame(self.frame_bytes)
             if frame is source:
                 pick(table)(self)
             elif frame.boolean(0.99):  # a zeroed frame is an instruction left out

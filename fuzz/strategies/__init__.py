@@ -19,7 +19,9 @@ the feature groups that must be off for the failure.
 
 * `cfgs()`: body-less functions (terminators only) over structured, loop, unstructured and,
   with `irreducible=True`, irreducible shapes, for testing analyses.
-* `programs()`: verified, terminating programs of about `size` instructions.
+* `programs()`: verified, terminating programs of about `size` instructions; with
+  `address_heavy=True` most memory accesses are array / array-of-struct accesses through the
+  computed-address shapes Mesa's AGX address lowering matches (see `fuzz.generate.addresses`).
 * `inputs(fn)`: one `InputSet` for `fn` (thread count, uniform values, buffer contents).
 """
 
@@ -64,28 +66,36 @@ except ImportError:  # pragma: no cover
 _DISABLED_FROM = 192  # a group's byte at or above this disables it: one time in four
 
 
-def features(*, irreducible: bool = False) -> st.SearchStrategy[Features]:
+def features(
+    *, irreducible: bool = False, address_heavy: bool = False
+) -> st.SearchStrategy[Features]:
     """Swarm feature flags. Each group is a "disabled" flag (set about one time in four)
     that shrinks to unset, so examples shrink towards every group on and a minimal failing
     example disables only the groups the failure needs off. The flags are one byte each of
     one binary draw (a draw per flag costs more than generating the program). `irreducible`
-    is not drawn: it is on exactly when requested."""
+    and `address_heavy` are not drawn: each is on exactly when requested (`address_heavy`
+    also keeps the groups it needs on, see `Features.with_address_heavy`)."""
     groups = Features.groups()
 
     def build(flags: bytes) -> Features:
         on = {name: byte < _DISABLED_FROM for name, byte in zip(groups, flags, strict=True)}
-        return Features(**on, irreducible=irreducible)
+        made = Features(**on, irreducible=irreducible)
+        return made.with_address_heavy() if address_heavy else made
 
     return st.binary(min_size=len(groups), max_size=len(groups)).map(build)
 
 
 def _features_or(
-    given: Features | st.SearchStrategy[Features] | None, irreducible: bool
+    given: Features | st.SearchStrategy[Features] | None,
+    irreducible: bool,
+    address_heavy: bool = False,
 ) -> st.SearchStrategy[Features]:
     if given is None:
-        return features(irreducible=irreducible)
+        return features(irreducible=irreducible, address_heavy=address_heavy)
     if isinstance(given, Features):
-        return st.just(given)
+        return st.just(given.with_address_heavy() if address_heavy else given)
+    if address_heavy:
+        return given.map(Features.with_address_heavy)
     return given
 
 
@@ -117,14 +127,20 @@ def programs(
     size: int = 50,
     features: Features | st.SearchStrategy[Features] | None = None,
     irreducible: bool = False,
+    address_heavy: bool = False,
 ) -> st.SearchStrategy[Function]:
     """Programs of about `size` instructions that verify, terminate, stay in bounds and are
-    race free for up to 64 threads (see `fuzz.generate.program`)."""
-    flags = _features_or(features, irreducible)
-    # About 25 bytes per instruction (a frame per random pick, see ChoiceSource.frame) plus
-    # the shape; Hypothesis caps a test case at 8 kB.
+    race free for up to 64 threads (see `fuzz.generate.program`). `address_heavy=True`
+    (or given features with it set) makes most memory accesses go through computed
+    addresses: arrays and arrays of structs indexed by thread id, loop counters and
+    bounded values, in the relaxed amul/aadd forms, plain iadd/imul forms (some of which
+    wrap), 64-bit and lea forms (see `fuzz.generate.addresses`)."""
+    flags = _features_or(features, irreducible, address_heavy)
+    # About 25 bytes per instruction (a frame per random pick, see ChoiceSource.frame; 41
+    # when address-heavy) plus the shape; Hypothesis caps a test case at 8 kB.
+    per = 40 if address_heavy else 30
     low = min(12 * size, 3000)
-    high = min(max(30 * size, 64), 6000)
+    high = min(max(per * size, 64), 6000)
 
     @st.composite
     def build(draw) -> Function:

@@ -34,7 +34,10 @@ def test_a_wrong_cmpsel_given_through_pass_is_found_within_30_seconds(tmp_path):
     report = json.loads((tmp_path / "report.json").read_text())
     for key in ("programs", "seconds", "programs_per_second", "skipped", "pass_changes"):
         assert key in report
-    (finding,) = report["findings"]
+    # With two workers, the other may report before it sees the stop: at least one finding.
+    findings = report["findings"]
+    assert findings
+    finding = findings[0]
     assert (finding["pass"], finding["oracle"]) == ("wrong_cmpsel:wrong_cmpsel", "refinement")
     reproducer = Path(finding["file"])
     assert reproducer.exists() and reproducer.with_suffix(".json").exists()
@@ -43,7 +46,8 @@ def test_a_wrong_cmpsel_given_through_pass_is_found_within_30_seconds(tmp_path):
     assert suite.get("failures") == "1"
     sarif = json.loads((tmp_path / "findings.sarif").read_text())
     assert sarif["version"] == "2.1.0"
-    (result_entry,) = sarif["runs"][0]["results"]
+    result_entry = sarif["runs"][0]["results"][0]
+    assert len(sarif["runs"][0]["results"]) == len(findings)
     assert result_entry["ruleId"] == "refinement"
     location = result_entry["locations"][0]["physicalLocation"]
     lines = Path(location["artifactLocation"]["uri"]).read_text().splitlines()
@@ -101,9 +105,9 @@ def test_opt_prints_the_transformed_function():
 
 def test_repro_replays_a_finding_record(tmp_path):
     out = tmp_path / "findings"
-    agxfuzz("run", "--pass", WRONG_CMPSEL, "--examples", "30", "--seed", "4", "--jobs", "1",
-            "--out", str(out))
-    (record_path,) = [p for p in out.glob("*.json") if not p.name.endswith(".inputs.json")]
+    agxfuzz("run", "--pass", WRONG_CMPSEL, "--examples", "500", "--seed", "4", "--jobs", "1",
+            "--fail-fast", "--out", str(out))
+    record_path = min(p for p in out.glob("*.json") if not p.name.endswith(".inputs.json"))
     still = agxfuzz("repro", str(record_path))
     assert still.returncode == 1 and "still fails" in still.stdout
     record = json.loads(record_path.read_text())
@@ -119,8 +123,8 @@ def test_findings_are_reduced_before_they_are_written(tmp_path):
 
     for flag, limit in (([], 8), (["--no-reduce"], None)):
         out = tmp_path / ("reduced" if not flag else "raw")
-        result = agxfuzz("run", "--pass", WRONG_CMPSEL, "--examples", "20", "--seed", "4",
-                         "--jobs", "1", "--out", str(out), *flag)
+        result = agxfuzz("run", "--pass", WRONG_CMPSEL, "--examples", "500", "--seed", "4",
+                         "--jobs", "1", "--fail-fast", "--out", str(out), *flag)
         assert result.returncode == 1
         sizes = [parse_function(p.read_text()).instruction_count() for p in out.glob("*.agx")]
         assert sizes

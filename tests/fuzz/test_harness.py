@@ -148,6 +148,7 @@ def test_memoized_oracles_do_not_leak_between_programs():
     [
         ("thread 3 output slot 0: input 0x64, output 0xc8", "thread 5 output slot 0: input 0x1, output 0x2"),
         ("use of %a is not dominated", "use of %zz is not dominated"),
+        ("buffer u0 byte 8: input c0840000, output 617a0000", "buffer u0 byte 0: input 01a2c850, output 25a2c850"),
     ],
 )
 def test_signatures_ignore_names_and_numbers(message, same_as):
