@@ -81,6 +81,42 @@ class CFG:
         return [(block, succ) for block in self.blocks for succ in self.succs[block]]
 
 
+def immediate_dominators(preds: list[list[int]]) -> list[int]:
+    """Cooper, Harvey & Kennedy, "A Simple, Fast Dominance Algorithm", on a graph numbered
+    in reverse postorder: `preds[i]` are the predecessors of node i, node 0 is the entry.
+    Returns each node's immediate dominator (-1 for the entry and for nodes the entry does
+    not reach). Parents are RPO numbers, so walking toward the smaller number walks toward
+    the entry."""
+    count = len(preds)
+    parent: list[int] = [-1] * count
+    if count:
+        parent[0] = 0
+    changed = True
+    while changed:
+        changed = False
+        for i in range(1, count):
+            new = -1
+            for p in preds[i]:
+                if parent[p] < 0:
+                    continue
+                if new < 0:
+                    new = p
+                    continue
+                a, b = p, new
+                while a != b:
+                    while a > b:
+                        a = parent[a]
+                    while b > a:
+                        b = parent[b]
+                new = a
+            if parent[i] != new:
+                parent[i] = new
+                changed = True
+    if count:
+        parent[0] = -1
+    return parent
+
+
 class Dominators:
     """The dominator tree of the reachable blocks of a CFG.
 
@@ -95,34 +131,7 @@ class Dominators:
         count = len(rpo)
         preds = [[index[p] for p in cfg.preds[block] if p in index] for block in rpo]
 
-        # Cooper, Harvey & Kennedy, "A Simple, Fast Dominance Algorithm": parents are RPO
-        # indices, so walking up towards the smaller index walks towards the entry.
-        parent: list[int] = [-1] * count
-        if count:
-            parent[0] = 0
-        changed = True
-        while changed:
-            changed = False
-            for i in range(1, count):
-                new = -1
-                for p in preds[i]:
-                    if parent[p] < 0:
-                        continue
-                    if new < 0:
-                        new = p
-                        continue
-                    a, b = p, new
-                    while a != b:
-                        while a > b:
-                            a = parent[a]
-                        while b > a:
-                            b = parent[b]
-                    new = a
-                if parent[i] != new:
-                    parent[i] = new
-                    changed = True
-        if count:
-            parent[0] = -1
+        parent = immediate_dominators(preds)
 
         self.idom: dict[Block, Block | None] = {
             block: (rpo[parent[i]] if i else None) for i, block in enumerate(rpo)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agxir.cfg import immediate_dominators
 from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform
 from agxir.opcodes import OPCODES
 from fuzz.generate.choices import ChoiceSource, Weighted
@@ -326,29 +327,7 @@ def dominators(succs: list[list[int]], entry: int = 0) -> tuple[list[int], list[
     for block in order:
         for succ in succs[block]:
             preds[number[succ]].append(number[block])
-    parent = [-1] * len(order)
-    parent[0] = 0
-    changed = True
-    while changed:
-        changed = False
-        for i in range(1, len(order)):
-            new = -1
-            for p in preds[i]:
-                if parent[p] < 0:
-                    continue
-                if new < 0:
-                    new = p
-                    continue
-                a, b = p, new
-                while a != b:
-                    while a > b:
-                        a = parent[a]
-                    while b > a:
-                        b = parent[b]
-                new = a
-            if parent[i] != new:
-                parent[i] = new
-                changed = True
+    parent = immediate_dominators(preds)
     idom = [-1] * count
     for i in range(1, len(order)):
         idom[order[i]] = order[parent[i]]
