@@ -103,6 +103,18 @@ def cmd_repro(args) -> int:
     return repro_command(args)
 
 
+def cmd_audit(args) -> int:
+    from fuzz.audit_command import run_audit
+
+    return run_audit(args)
+
+
+def cmd_zoo(args) -> int:
+    from fuzz.zoo_command import run_zoo
+
+    return run_zoo(args)
+
+
 def cmd_tv(args) -> int:
     from fuzz.tv_command import run_tv
 
@@ -215,6 +227,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     repro.add_argument("finding", metavar="FINDING.json")
     repro.set_defaults(handler=cmd_repro)
+
+    audit = commands.add_parser("audit", help="prove every rewrite rule of every pass with z3")
+    audit.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    audit.add_argument("--timeout", type=_positive, default=2000, metavar="MS",
+                       help="z3 timeout per query, in milliseconds (default 2000)")
+    audit.add_argument("--pass", dest="audit_passes", action="append", metavar="NAME",
+                       help="audit only this pass (repeatable; default: every pass with rules)")
+    audit.set_defaults(handler=cmd_audit)
+
+    zoo = commands.add_parser(
+        "zoo", help="run a campaign against each wrong variant and show what caught it"
+    )
+    zoo.add_argument("--time-per-bug", type=_positive_float, default=60.0, metavar="S",
+                     help="campaign time budget per variant (default 60)")
+    zoo.add_argument("--only", metavar="NAMES", help="only these variants, comma-separated")
+    zoo.add_argument("--seed", type=_seed, help="seed for every variant's campaign")
+    zoo.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
+    zoo.add_argument("--out", default="zoo-findings", metavar="DIR",
+                     help="where the reduced reproducers go (default: ./zoo-findings)")
+    zoo.add_argument("--json", metavar="FILE", help="write the table as JSON")
+    zoo.add_argument("--junit", metavar="FILE", help="write JUnit XML (a case per variant)")
+    zoo.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (a result per catch)")
+    zoo.set_defaults(handler=cmd_zoo)
 
     tv = commands.add_parser(
         "tv", help="translation validation: prove AFTER refines BEFORE (loop-free functions)"

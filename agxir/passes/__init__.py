@@ -5,6 +5,10 @@
 cmpsel and if_cmp fusion on each instruction) followed by DCE. Each pass rewrites a
 function in place and reports whether it changed anything; run passes on
 `ir.clone_function(fn)` to keep the original.
+
+`RULE_TABLES` maps each rule-table pass to its rules (`agxir.rewrite.Rule`), for the audit
+that proves them; every rewrite a pass makes comes from one of these rules. `dce` is not in
+it: it is a reachability algorithm, not a local rewrite.
 """
 
 from __future__ import annotations
@@ -12,8 +16,12 @@ from __future__ import annotations
 from agxir.ir import Function
 from agxir.passes import branch_cmp, cmpsel, copyprop, dce
 from agxir.passes.pass_ import Pass
+from agxir.rewrite import Rule
 
-__all__ = ["DEFAULT_PIPELINE", "PASSES", "Pass", "UnknownPass", "get_pass", "run_pipeline"]
+__all__ = [
+    "DEFAULT_PIPELINE", "PASSES", "RULE_TABLES", "Pass", "UnknownPass", "get_pass",
+    "run_pipeline",
+]  # fmt: skip
 
 PASSES: dict[str, Pass] = {
     p.name: p
@@ -25,6 +33,14 @@ PASSES: dict[str, Pass] = {
         cmpsel.UNIFORM_SELECT,
         branch_cmp.PASS,
     )
+}
+
+RULE_TABLES: dict[str, tuple[Rule, ...]] = {
+    copyprop.PASS.name: copyprop.RULES,
+    cmpsel.PASS.name: cmpsel.RULES,
+    cmpsel.UNIFORM_COMPARE.name: cmpsel.UNIFORM_COMPARE_RULES,
+    cmpsel.UNIFORM_SELECT.name: cmpsel.UNIFORM_SELECT_RULES,
+    branch_cmp.PASS.name: branch_cmp.RULES,
 }
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("copyprop", "cmpsel", "branch-cmp", "dce")

@@ -1,35 +1,41 @@
-"""Copy propagation through `mov` (Mesa `agx_optimizer_forward`, step 1 "copyprop").
+"""Copy propagation through `mov` (Mesa `agx_optimizer_forward`, step 1 "copyprop"), as a
+rule table.
 
 A `mov` is `bitop x, #0 tt=0xa`; it computes `%d = ext(x)` at the destination's width W:
 x itself when x is W bits wide, else x sign-extended, or zero-extended when x carries
-`.abs`. Each operand that reads `%d` is rewritten to read x instead when:
+`.abs`. Each rule's root is the instruction that USES `%d`, and its focus is the operand
+reading `%d` (at any position), which is rewritten to read x instead when:
 
-(a) x has the same size as `%d`. The bits are identical, so the use keeps its own
-    modifiers (x's `.abs`, a no-op at equal size, is dropped). This holds for every operand
-    kind, phi sources and ADDR/RAW/FLOAT operands included, provided the operand's Src spec
-    accepts a uniform when x is one.
-(b) x is narrower and the mov carries `.abs` (`%d = zext(x)`), and the operand is an INT
-    source whose spec allows `.abs`, lists x's size and still meets its width rule. The
-    new operand is `x.abs` with the use's `.neg`. Why this is exact: an INT source is read
-    by extending to the working width, and the top bit of zext(x) is 0, so sign- and
-    zero-extending `%d` both equal zero-extending x.
+(a) `same-size`: x has the same size as `%d`. The bits are identical, so the use keeps its
+    own modifiers (x's `.abs`, a no-op at equal size, is dropped). This holds for every
+    operand kind, phi sources and ADDR/RAW/FLOAT operands included, provided the operand's
+    Src spec accepts a uniform when x is one.
+(b) `zero-extension`: x is narrower and the mov carries `.abs` (`%d = zext(x)`), and the
+    operand is an INT source whose spec allows `.abs`, lists x's size and still meets its
+    width rule. The new operand is `x.abs` with the use's `.neg`. Why this is exact: an INT
+    source is read by extending to the working width, and the top bit of zext(x) is 0, so
+    sign- and zero-extending `%d` both equal zero-extending x.
 
-Anything else is left alone: immediates are never copied (Mesa: inline_imm owns them),
-a narrow x never goes into FLOAT or RAW operands or phis (they would read x's own width),
-and a sign-extending mov of a narrow x is kept (a use carrying `.abs` would zero-extend
-it instead; Mesa, too, copies only zero-extensions). Integer compare sources take no modifiers
-in our table, so (b) never fires into icmp/icmpsel/if_icmp, where Mesa allows it for
-unsigned conditions.
+The conditions on the use site (its Src spec, its width rule, phi or not) are the rules'
+preconditions over the bindings. Anything else is left alone: immediates are never copied
+(Mesa: inline_imm owns them), a narrow x never goes into FLOAT or RAW operands or phis (they
+would read x's own width), and a sign-extending mov of a narrow x is kept (a use carrying
+`.abs` would zero-extend it instead; Mesa, too, copies only zero-extensions). Integer compare
+sources take no modifiers in our table, so (b) never fires into icmp/icmpsel/if_icmp, where
+Mesa allows it for unsigned conditions.
 
-The movs themselves stay; `dce` removes them once unused. Rewriting repeats until nothing
-changes, so chains `mov(mov(x))` collapse onto x.
+The movs themselves stay; `dce` removes them once unused. Walks repeat until nothing changes
+(at most once more than there are movs), so chains `mov(mov(x))` collapse onto x.
 """
 
 from __future__ import annotations
 
-from agxir.ir import Function, Instruction, Operand, Uniform, Value
+from agxir.ir import Function, Instruction
 from agxir.opcodes.spec import AT_MOST_DEST, INT, SAME_AS_DEST, Src
 from agxir.passes.pass_ import ZERO, Pass
+from agxir.rewrite import Ins, Rule, Use, apply_rules, defined_by, reg, slot_spec, zero
+
+MOV = Ins("bitop", (reg("x", neg=False), zero()), {"tt": 0xA}, name="mov")
 
 
 def is_mov(ins: Instruction) -> bool:
@@ -53,56 +59,78 @@ def _width_ok(spec: Src, size: int, use: Instruction) -> bool:
     return True
 
 
-def replacement(use: Instruction, position: int, mov: Instruction) -> Operand | None:
-    """The operand that can stand for `use.srcs[position]` (which reads `mov.dest`), or None."""
-    operand = use.srcs[position]
-    x = mov.srcs[0]
-    dest = mov.dest
-    # `x is dest` only happens in unreachable code, where the verifier does not require
-    # dominance and a mov may read itself; propagating it would loop forever.
-    if not isinstance(x.ref, (Value, Uniform)) or x.ref is dest or x.neg:
-        return None
-    if use.is_phi:
-        spec = None
-    elif position < len(use.opcode.srcs):
-        spec = use.opcode.srcs[position]
-    else:
-        return None
-    if spec is not None and isinstance(x.ref, Uniform) and not spec.uniform:
-        return None
+def _copyable(b) -> bool:
+    """What both rules need of the use site: a source the row describes (or a phi's), that
+    accepts x's kind, and not x being the mov's own result (a mov reading itself only
+    happens in unreachable code, and following it would never end)."""
+    x, mov, user = b["x"], b["mov"], b.root
+    if x.ref is mov.dest:
+        return False
+    spec = slot_spec(user, b.position)
+    if spec is None:
+        return user.is_phi
+    return spec.uniform or not x.is_uniform
 
-    if x.size == dest.size:
-        return Operand(x.ref, operand.abs, operand.neg)
-    if (
-        x.size < dest.size
-        and x.abs
-        and spec is not None
+
+def same_size(b) -> bool:
+    return _copyable(b) and b["x"].size == b["mov"].dest.size
+
+
+def zero_extension(b) -> bool:
+    x, user = b["x"], b.root
+    if not _copyable(b) or x.size >= b["mov"].dest.size:
+        return False
+    spec = slot_spec(user, b.position)
+    return (
+        spec is not None
         and spec.kind == INT
         and spec.allows("abs")
         and x.size in spec.sizes
-        and _width_ok(spec, x.size, use)
-    ):
-        return Operand(x.ref, abs=True, neg=operand.neg)
-    return None
+        and _width_ok(spec, x.size, user)
+    )
+
+
+def _use_abs(b) -> bool:
+    return b["use"].abs
+
+
+def _use_neg(b) -> bool:
+    return b["use"].neg
+
+
+def _use_of_mov(x_abs: bool | None) -> Ins:
+    """Any instruction (the use site), focused on an operand defined by a mov."""
+    mov = MOV if x_abs is None else Ins(
+        "bitop", (reg("x", neg=False, abs=x_abs), zero()), {"tt": 0xA}, name="mov"
+    )
+    return Ins(None, srcs=None, name="user", focus=defined_by(mov, "use", abs=None, neg=None))
+
+
+RULES = (
+    Rule(
+        "same-size",
+        _use_of_mov(None),
+        Use("x", abs=_use_abs, neg=_use_neg),
+        same_size,
+        why="an equal-size mov copies the bits, so the use reads x with its own modifiers",
+    ),
+    Rule(
+        "zero-extension",
+        _use_of_mov(True),
+        Use("x", abs=True, neg=_use_neg),
+        zero_extension,
+        why="zext(x) has a clear top bit: extending it either way equals zero-extending x",
+    ),
+)
 
 
 def run(fn: Function) -> bool:
     changed = False
-    movs = {ins.dest: ins for ins in fn.instructions() if is_mov(ins)}
-    # Each round collapses at least one more link of every chain, so chains need at most
-    # len(movs) rounds; the bound only matters for mov cycles in unreachable code.
-    for _ in range(len(movs) + 1):
-        progress = False
-        for ins in fn.instructions():
-            for position, src in enumerate(ins.srcs):
-                mov = movs.get(src.ref) if isinstance(src.ref, Value) else None
-                if mov is None:
-                    continue
-                new = replacement(ins, position, mov)
-                if new is not None and new != src:
-                    ins.srcs[position] = new
-                    progress = True
-        if not progress:
+    movs = sum(1 for ins in fn.instructions() if is_mov(ins))
+    # Each walk collapses at least one more link of every chain, so chains need at most
+    # `movs` walks; the bound only matters for mov cycles in unreachable code.
+    for _ in range(movs + 1):
+        if not apply_rules(fn, RULES):
             break
         changed = True
     return changed

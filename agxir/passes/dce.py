@@ -9,25 +9,37 @@ terminators. Everything else is kept only if a kept instruction transitively use
 destination. That includes loads, `get_sr`, and `amul`/`aadd`: deleting an unused one may
 remove undefined behaviour (an out-of-bounds load, an overflowing amul), which is allowed
 because a program with fewer undefined executions refines the original.
+
+DCE is a plain algorithm, not a rule table: what it removes depends on every use in the
+function (a reachability question), not on a pattern around one instruction, so there is
+no local rewrite for `agxir.rewrite` to state or for the audit to prove.
 """
 
 from __future__ import annotations
 
-from agxir.ir import Function, Instruction
+from collections.abc import Callable, Iterable
+
+from agxir.ir import Function, Instruction, Value
 from agxir.passes.pass_ import Pass, definitions
 
 
-def _is_root(ins: Instruction) -> bool:
+def is_root(ins: Instruction) -> bool:
     return ins.opcode.side_effect or ins.is_terminator
 
 
-def run(fn: Function) -> bool:
+def mark_and_sweep(
+    fn: Function,
+    roots: Callable[[Instruction], bool] = is_root,
+    needs: Callable[[Instruction], Iterable[Value]] = Instruction.uses,
+) -> bool:
+    """Keep the `roots` and, transitively, the definitions of what kept instructions
+    `need`; remove the rest. (The zoo's wrong DCEs change one of the two.)"""
     defs = definitions(fn)
-    worklist = [ins for ins in fn.instructions() if _is_root(ins)]
+    worklist = [ins for ins in fn.instructions() if roots(ins)]
     live = set(worklist)
     while worklist:
         ins = worklist.pop()
-        for value in ins.uses():
+        for value in needs(ins):
             definition = defs.get(value)
             if definition is not None and definition not in live:
                 live.add(definition)
@@ -37,6 +49,10 @@ def run(fn: Function) -> bool:
     for block in fn.blocks:
         block.instructions[:] = [ins for ins in block.instructions if ins in live]
     return True
+
+
+def run(fn: Function) -> bool:
+    return mark_and_sweep(fn)
 
 
 PASS = Pass("dce", "remove instructions whose results are never needed (mark and sweep)", run)

@@ -23,7 +23,7 @@ from fuzz.generate.inputs import generate_inputs
 from fuzz.generate.operations import MAX_THREADS, OUTPUT_BYTES, SITES
 from fuzz.generate.program import generate_program
 
-GENERATOR_VERSION = 2  # 2: the `address` group, address-heavy generation
+GENERATOR_VERSION = 3  # 2: the `address` group, address-heavy generation; 3: cmpsel near misses
 
 __all__ = [
     "ADDRESS_SHAPES",

@@ -349,11 +349,16 @@ class Emitter:
         t = self.compare_result()
         size = self.any_size()
         x, y = self.payload(size), self.payload(size)
-        r = self.below(12)
+        r = self.below(14)
+        # Near misses: some mean t == 0 too (seq #0, ult #1); ugt #0 and ult #0 do not, so
+        # a fusion that ignores the select's condition changes what they compute.
         cond, b = (
             ("ueq", IMM0)
             if r < 9
-            else (("seq", IMM0), ("ueq", _IMM_OPS[1]), ("ult", _IMM_OPS[1]))[r - 9]
+            else (
+                ("seq", IMM0), ("ueq", _IMM_OPS[1]), ("ult", _IMM_OPS[1]), ("ugt", IMM0),
+                ("ult", IMM0),
+            )[r - 9]
         )
         return self.emit(R["icmpsel"], size, [t, b, x, y], {"cond": cond})
 

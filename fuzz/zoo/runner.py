@@ -1,0 +1,97 @@
+"""Running the zoo: a time-boxed campaign against each wrong variant until it is caught.
+
+Each variant replaces one pass (or the liveness analysis) with its wrong version; the
+campaign stops at the first finding, reduces it, and the table records how long detection
+took, after how many programs, which oracle caught it, and how small the reproducer got.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fuzz.campaign import CampaignConfig, run_campaign
+from fuzz.findings import FindingStore
+from fuzz.passes_under_test import PassUnderTest
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A wrong pass or analysis: a small, documented change with where it comes from."""
+
+    name: str
+    origin: str  # the seed, commit or blog post the bug is drawn from
+    description: str
+    make_pass: Callable[[], PassUnderTest] | None = None
+    liveness: type | None = None  # a wrong liveness analysis in place of agxir.liveness
+    address_heavy: bool = False  # programs rich in address math (for address passes)
+
+
+@dataclass
+class ZooOutcome:
+    variant: Variant
+    caught: bool
+    seconds: float | None
+    programs: int | None
+    oracle: str | None
+    reduced_instructions: int | None
+    message: str | None
+    reproducer: str | None
+    finding: object = None
+    files: object = None
+
+
+def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: Path) -> ZooOutcome:
+    from agxir.text import parse_function
+
+    pipelines = [[variant.make_pass()]] if variant.make_pass else [[]]
+    config = CampaignConfig(
+        seed=seed,
+        pipelines=pipelines,
+        seconds=seconds,
+        jobs=jobs,
+        fail_fast=True,
+        liveness_analysis=variant.liveness,
+        address_heavy=variant.address_heavy,
+    )
+    replay_flags = _replay_flags(pipelines[0])
+    store = FindingStore(out / variant.name, replay_flags)
+    result = run_campaign(config, store)
+    if not result.findings:
+        return ZooOutcome(variant, False, None, None, None, None, None, None)
+    finding, files = result.findings[0]
+    size = parse_function(finding.program).instruction_count()
+    return ZooOutcome(
+        variant,
+        True,
+        result.first_finding_seconds,
+        result.first_finding_program,
+        finding.oracle,
+        size,
+        finding.message,
+        str(files.reproducer) if files else None,
+        finding,
+        files,
+    )
+
+
+def _replay_flags(pipeline):
+    from fuzz.passes_under_test import replay_arguments
+
+    return lambda finding: replay_arguments(pipeline)
+
+
+def summary(outcomes: list[ZooOutcome]) -> dict:
+    caught = [o for o in outcomes if o.caught]
+    seconds = [o.seconds for o in caught]
+    sizes = [o.reduced_instructions for o in caught]
+    return {
+        "variants": len(outcomes),
+        "caught": len(caught),
+        "seconds_median": statistics.median(seconds) if seconds else None,
+        "seconds_max": max(seconds) if seconds else None,
+        "reduced_median": statistics.median(sizes) if sizes else None,
+        "reduced_max": max(sizes) if sizes else None,
+    }

@@ -1,0 +1,99 @@
+"""`agxfuzz zoo`: a campaign against each wrong variant, and a table of what caught it."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+from fuzz.cli import UsageError
+
+
+def _variants(args):
+    from fuzz.zoo.variants import VARIANTS
+
+    variants = list(VARIANTS)
+    try:
+        from fuzz.zoo.address_variants import ADDRESS_VARIANTS
+    except ImportError:  # the address passes have not landed
+        ADDRESS_VARIANTS = ()
+    variants += list(ADDRESS_VARIANTS)
+    if args.only:
+        wanted = [name.strip() for name in args.only.split(",") if name.strip()]
+        known = {v.name: v for v in variants}
+        unknown = [name for name in wanted if name not in known]
+        if unknown:
+            raise UsageError(f"agxfuzz: unknown variant {unknown[0]!r}; known: {', '.join(known)}")
+        variants = [known[name] for name in wanted]
+    return variants
+
+
+def run_zoo(args) -> int:
+    from fuzz.campaign import default_jobs
+    from fuzz.cli import VERSION
+    from fuzz.reports import write_sarif
+    from fuzz.zoo.runner import run_variant, summary
+
+    variants = _variants(args)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
+    jobs = args.jobs or default_jobs()
+    out = Path(args.out)
+    print(f"agxfuzz zoo: seed {seed}, {len(variants)} variants, up to {args.time_per_bug:g} s "
+          f"each, {jobs} jobs", flush=True)
+    header = f"{'variant':<34} {'caught':<7} {'seconds':>8} {'programs':>9}  {'oracle':<11} {'reduced':>8}"
+    print(header)
+    outcomes = []
+    for variant in variants:
+        outcome = run_variant(variant, seconds=args.time_per_bug, seed=seed, jobs=jobs, out=out)
+        outcomes.append(outcome)
+        if outcome.caught:
+            print(f"{variant.name:<34} {'yes':<7} {outcome.seconds:>8.2f} {outcome.programs:>9}  "
+                  f"{outcome.oracle:<11} {outcome.reduced_instructions:>8}", flush=True)
+        else:
+            print(f"{variant.name:<34} {'NO':<7} {'-':>8} {'-':>9}  {'-':<11} {'-':>8}", flush=True)
+    totals = summary(outcomes)
+    print(f"caught {totals['caught']} of {totals['variants']}; seconds to detection median "
+          f"{_num(totals['seconds_median'])}, max {_num(totals['seconds_max'])}; reduced "
+          f"reproducer median {_num(totals['reduced_median'])}, max {_num(totals['reduced_max'])} "
+          "instructions")
+    if args.json:
+        report = {"seed": seed, "summary": totals, "variants": [
+            {"name": o.variant.name, "origin": o.variant.origin, "caught": o.caught,
+             "seconds": o.seconds, "programs": o.programs, "oracle": o.oracle,
+             "reduced_instructions": o.reduced_instructions, "message": o.message,
+             "file": o.reproducer} for o in outcomes]}
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+    if args.junit:
+        _write_junit(args.junit, outcomes)
+    if args.sarif:
+        write_sarif(args.sarif, [(o.finding, o.files) for o in outcomes if o.caught], VERSION)
+    missed = [o.variant.name for o in outcomes if not o.caught]
+    if missed:
+        print(f"not caught: {', '.join(missed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _num(value) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _write_junit(path: str, outcomes) -> None:
+    """A variant is a test case that passes when the suite caught it."""
+    from xml.etree import ElementTree
+
+    from fuzz.findings import write_atomically
+
+    suite = ElementTree.Element("testsuite", name="agxfuzz.zoo", tests=str(len(outcomes)),
+                                failures=str(sum(not o.caught for o in outcomes)))
+    for outcome in outcomes:
+        case = ElementTree.SubElement(suite, "testcase", classname="agxfuzz.zoo",
+                                      name=outcome.variant.name)
+        if outcome.caught:
+            case.set("time", f"{outcome.seconds:.3f}")
+        else:
+            ElementTree.SubElement(case, "failure", message="variant not caught").text = (
+                outcome.variant.description
+            )
+    write_atomically(Path(path), ElementTree.tostring(suite, encoding="unicode") + "\n")
