@@ -24,7 +24,12 @@ from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
 from oracles.outcomes import Outcome, Returned, first_difference
 
-ORACLES = ("crash", "timeout", "no-change", "verifier", "liveness", "refinement", "tv")
+ORACLES = (
+    "crash", "timeout", "no-change", "verifier", "liveness", "refinement", "tv", "promotion",
+)
+# Passes that promote 32-bit address math to 64 bits: after them, z3 proves the promotion
+# cannot overflow (the invariant of seed 001), on loop-free programs.
+PROMOTING_PASSES = frozenset({"address-cleanup", "address-fuse", "address-fold", "address-lower"})
 INPUT = "(input)"  # the name findings use for the program before any pass
 
 
@@ -110,12 +115,14 @@ class Harness:
         check_liveness: bool = True,
         tv_threads: int = 0,
         liveness_analysis=None,
+        promotion_ms: int = 2000,
     ):
         self.input_sets = list(input_sets)
         self.fuel = fuel
         self.pass_timeout = pass_timeout
         self.check_liveness = check_liveness
         self.liveness_analysis = liveness_analysis  # None: agxir.liveness.Liveness
+        self.promotion_ms = promotion_ms  # z3 time per query for the promotion invariant; 0: off
         self.tv_threads = tv_threads  # 0: off; else z3 translation validation, loop-free only
         self.stats = Stats()
         self._outcomes: dict[str, list[Outcome]] = {}
@@ -214,5 +221,14 @@ class Harness:
                 proof_failure = tv_finding(current, work, self.tv_threads)
                 if proof_failure:
                     return found("tv", *proof_failure)
+            if self.promotion_ms and step.name in PROMOTING_PASSES:
+                from oracles.smt.promotion import promotion_failures
+
+                threads = max(s.threads for s in self.input_sets)
+                failures = promotion_failures(
+                    current, work, timeout_ms=self.promotion_ms, threads=threads
+                )
+                if failures:
+                    return found("promotion", failures[0])
             current, current_text = work, after
         return None

@@ -79,6 +79,7 @@ ORACLE_HELP = {
     "liveness": "Liveness disagrees with the reference written from the definition.",
     "refinement": "The output does not refine the input in the interpreter.",
     "tv": "z3 found inputs where the output does not refine the input.",
+    "promotion": "z3 could not prove that promoted 32-bit address math cannot overflow.",
 }
 
 

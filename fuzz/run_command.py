@@ -9,9 +9,9 @@ from fuzz.cli import UsageError, UserError
 
 
 def units_under_test(args) -> tuple[list, list[list]]:
-    """The passes under test and the pipelines to run: each pass alone, plus the default
-    pipeline (no --passes and no user pass) or the passes in the order given."""
-    from agxir.passes import DEFAULT_PIPELINE, PASSES, UnknownPass
+    """The passes under test and the pipelines to run: each pass alone, plus the default and
+    the address pipelines (no --passes and no user pass) or the passes in the order given."""
+    from agxir.passes import ADDRESS_PIPELINE, DEFAULT_PIPELINE, PASSES, UnknownPass
     from fuzz.passes_under_test import PassLoadError, command_pass, python_pass, registered
 
     user = []
@@ -28,6 +28,7 @@ def units_under_test(args) -> tuple[list, list[list]]:
     pipelines = [[unit] for unit in units]
     if args.passes is None and not user:
         pipelines.append([registered(name) for name in DEFAULT_PIPELINE])
+        pipelines.append([registered(name) for name in ADDRESS_PIPELINE])
     elif len(units) > 1:
         pipelines.append(list(units))
     return units, pipelines

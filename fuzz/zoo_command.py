@@ -14,10 +14,8 @@ def _variants(args):
     from fuzz.zoo.variants import VARIANTS
 
     variants = list(VARIANTS)
-    try:
-        from fuzz.zoo.address_variants import ADDRESS_VARIANTS
-    except ImportError:  # the address passes have not landed
-        ADDRESS_VARIANTS = ()
+    from fuzz.zoo.address_variants import VARIANTS as ADDRESS_VARIANTS
+
     variants += list(ADDRESS_VARIANTS)
     if args.only:
         wanted = [name.strip() for name in args.only.split(",") if name.strip()]

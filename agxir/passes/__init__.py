@@ -2,7 +2,8 @@
 
 `PASSES` lists every pass explicitly (nothing registers itself on import).
 `DEFAULT_PIPELINE` is Mesa's order for these rewrites: the forward pass (copyprop, then
-cmpsel and if_cmp fusion on each instruction) followed by DCE. Each pass rewrites a
+cmpsel and if_cmp fusion on each instruction) followed by DCE; `ADDRESS_PIPELINE` is the
+address-mode pipeline of seed 001. Each pass rewrites a
 function in place and reports whether it changed anything; run passes on
 `ir.clone_function(fn)` to keep the original.
 
@@ -14,12 +15,21 @@ it: it is a reachability algorithm, not a local rewrite.
 from __future__ import annotations
 
 from agxir.ir import Function
-from agxir.passes import branch_cmp, cmpsel, copyprop, dce
+from agxir.passes import (
+    address_cleanup,
+    address_fold,
+    address_fuse,
+    address_lower,
+    branch_cmp,
+    cmpsel,
+    copyprop,
+    dce,
+)
 from agxir.passes.pass_ import Pass
 from agxir.rewrite import Rule
 
 __all__ = [
-    "DEFAULT_PIPELINE", "PASSES", "RULE_TABLES", "Pass", "UnknownPass", "get_pass",
+    "ADDRESS_PIPELINE", "DEFAULT_PIPELINE", "PASSES", "RULE_TABLES", "Pass", "UnknownPass", "get_pass",
     "run_pipeline",
 ]  # fmt: skip
 
@@ -32,6 +42,10 @@ PASSES: dict[str, Pass] = {
         cmpsel.UNIFORM_COMPARE,
         cmpsel.UNIFORM_SELECT,
         branch_cmp.PASS,
+        address_cleanup.PASS,
+        address_fuse.PASS,
+        address_fold.PASS,
+        address_lower.PASS,
     )
 }
 
@@ -41,9 +55,18 @@ RULE_TABLES: dict[str, tuple[Rule, ...]] = {
     cmpsel.UNIFORM_COMPARE.name: cmpsel.UNIFORM_COMPARE_RULES,
     cmpsel.UNIFORM_SELECT.name: cmpsel.UNIFORM_SELECT_RULES,
     branch_cmp.PASS.name: branch_cmp.RULES,
+    address_cleanup.PASS.name: address_cleanup.RULES,
+    address_fuse.PASS.name: address_fuse.RULES,
+    address_fold.PASS.name: address_fold.RULES,
+    address_lower.PASS.name: address_lower.RULES,
 }
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("copyprop", "cmpsel", "branch-cmp", "dce")
+# Seed 001's address pipeline: clean up amul chains, fuse leas, fold them into loads and
+# stores, lower what is left (the promoted math must not overflow: see oracles/smt/promotion).
+ADDRESS_PIPELINE: tuple[str, ...] = (
+    "address-cleanup", "address-fuse", "address-fold", "address-lower", "dce",
+)
 
 
 class UnknownPass(KeyError):

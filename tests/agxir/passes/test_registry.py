@@ -34,6 +34,10 @@ def test_registered_names():
         "cmpsel-uniform-compare",
         "cmpsel-uniform-select",
         "branch-cmp",
+        "address-cleanup",
+        "address-fuse",
+        "address-fold",
+        "address-lower",
     ]
     for name, p in PASSES.items():
         assert isinstance(p, Pass)

@@ -42,7 +42,8 @@ def test_every_registered_rule_verifies(pass_name, rule):
 
 def test_rule_tables_cover_the_rewriting_passes():
     assert set(RULE_TABLES) == {
-        "copyprop", "cmpsel", "cmpsel-uniform-compare", "cmpsel-uniform-select", "branch-cmp"
+        "copyprop", "cmpsel", "cmpsel-uniform-compare", "cmpsel-uniform-select", "branch-cmp",
+        "address-cleanup", "address-fuse", "address-fold", "address-lower",
     }
     assert RULE_TABLES["copyprop"] is copyprop.RULES
     assert RULE_TABLES["branch-cmp"] is branch_cmp.RULES

@@ -1,0 +1,210 @@
+"""The address-promotion invariant: no overflow in promoted address math.
+
+After the address passes (agxir/passes/address_*.py), 32-bit index math has been promoted
+to 64 bits (`ulea`/`ilea`, 64-bit adds of extended values) or folded into a load/store's
+address mode. That is exact only where the 32-bit math cannot wrap (amul/aadd promise it;
+plain iadd/imul do not), so the invariant is: wherever BEFORE is defined, every memory
+access of AFTER uses the address the matching access of BEFORE used, and AFTER adds no
+undefined behaviour (an amul/aadd overflow, an access out of bounds or misaligned).
+
+`promotion_failures(before, after, timeout_ms=...)` checks it with z3 for one symbolic
+thread, for every input: both loop-free functions are encoded (`oracles.smt.function`) over
+the same uniforms (matched by name; buffers at the interpreter's addresses, scalars one
+shared symbolic value each), the same symbolic initial memory and the same thread id.
+
+* Accesses are matched by position in program order (blocks in order, instructions in
+  order): the address passes never reorder, add or remove memory instructions. Loads whose
+  results nothing needs are left out on both sides first (what `dce` would remove), since
+  DCE in the pipeline may drop them. A different number of accesses, or a load matched with
+  a store or another format, is a failure.
+* For access k (effective address as `agxir.opcodes.effects.effective_address` computes
+  it, path condition from the encoding) z3 looks for an input with BEFORE defined where the
+  access runs in one function and not the other, or runs in both at different addresses.
+* One more query looks for an input with BEFORE defined and AFTER undefined, naming the
+  reasons that hold in the model.
+
+Each item that z3 refutes is a failure message with the model's thread id, scalars and the
+two addresses; each that it cannot decide in `timeout_ms` is a failure "... unknown: reason"
+(never silently passed). The ulea/ilea and promoted 64-bit values themselves have no
+counterpart in BEFORE; what they compute is checked where it is used, at the accesses (a
+lea read by anything else is the refinement oracle's business).
+
+Functions with loops are out of scope: `promotion_failures` returns [] for them (the
+encoding is for loop-free code; the interpreter oracles still run on them).
+"""
+
+from __future__ import annotations
+
+import z3
+
+from agxir.ir import Function, Instruction, clone_function
+from agxir.opcodes.effects import effective_address
+from agxir.text import format_instruction
+from oracles.memory_model import buffer_base
+from oracles.smt.function import EncodedFunction, encode_function, evaluate, is_loop_free
+from oracles.smt.function import thread_bound as _thread_bound
+from oracles.smt.machine import Z3Machine, function_memory
+
+__all__ = ["ACCESSES", "memory_accesses", "promotion_failures"]
+
+ACCESSES = {"device_load": (0, 1), "device_store": (1, 2)}  # (base, index) positions
+DEFAULT_TIMEOUT_MS = 2000
+
+
+def _live(fn: Function) -> set[Instruction]:
+    """The instructions `dce` keeps: side effects, terminators and what they transitively
+    read (the same mark and sweep, without changing `fn`)."""
+    defs = {ins.dest: ins for ins in fn.instructions() if ins.dest is not None}
+    worklist = [ins for ins in fn.instructions() if ins.opcode.side_effect or ins.is_terminator]
+    live = set(worklist)
+    while worklist:
+        for value in worklist.pop().uses():
+            definition = defs.get(value)
+            if definition is not None and definition not in live:
+                live.add(definition)
+                worklist.append(definition)
+    return live
+
+
+def memory_accesses(fn: Function) -> list[tuple[str, Instruction]]:
+    """(block name, instruction) of every device_load/device_store `dce` would keep, in
+    program order."""
+    live = _live(fn)
+    return [
+        (block.name, ins)
+        for block in fn.blocks
+        for ins in block.instructions
+        if ins.name in ACCESSES and ins in live
+    ]
+
+
+def _uniform_terms(fn: Function, scalars: dict[str, z3.BitVecRef]) -> dict:
+    terms, number = {}, 0
+    for uniform in fn.uniforms:
+        if uniform.is_buffer:
+            terms[uniform] = z3.BitVecVal(buffer_base(number), 64)
+            number += 1
+        else:
+            key = f"{uniform.name}:{uniform.size}"
+            if key not in scalars:
+                scalars[key] = z3.BitVec(f"uniform.{uniform.name}", uniform.size)
+            terms[uniform] = scalars[key]
+    return terms
+
+
+def _address(encoded: EncodedFunction, ins: Instruction) -> z3.BitVecRef:
+    machine = Z3Machine(encoded.values, encoded.thread_id, encoded.memory)
+    machine.instruction = ins
+    address, _ = effective_address(machine, ins, *ACCESSES[ins.name])
+    return address
+
+
+def _describe(ins: Instruction) -> str:
+    return format_instruction(ins).strip()
+
+
+class _Prover:
+    def __init__(self, before: Function, after: Function, timeout_ms: int, threads: int | None):
+        self.timeout_ms = timeout_ms
+        self.tid = z3.BitVec("thread_id", 32)
+        self.scalars: dict[str, z3.BitVecRef] = {}
+        memory = function_memory(before, name="initial_memory")
+        self.before = encode_function(before, thread_id=self.tid, memory=memory,
+                                      uniforms=_uniform_terms(before, self.scalars))
+        self.after = encode_function(after, thread_id=self.tid, memory=memory,
+                                     uniforms=_uniform_terms(after, self.scalars))
+        self.assumptions = [z3.Not(self.before.undefined)]
+        if threads is not None:
+            self.assumptions.append(_thread_bound(self.tid, threads))
+
+    def check(self, bad: z3.BoolRef) -> tuple[str, z3.ModelRef | None]:
+        solver = z3.Solver()
+        solver.set("timeout", max(1, int(self.timeout_ms)))
+        solver.add(*self.assumptions, bad)
+        result = solver.check()
+        if result == z3.unsat:
+            return "proved", None
+        if result == z3.sat:
+            return "refuted", solver.model()
+        return f"unknown: {solver.reason_unknown()}", None
+
+    def inputs(self, model: z3.ModelRef) -> str:
+        names = sorted(self.scalars)
+        values = evaluate([self.tid] + [self.scalars[n] for n in names], model)
+        shown = [f"thread {values[0]}"] + [
+            f"{n.split(':')[0]}={hex(v)}" for n, v in zip(names, values[1:])
+        ]
+        return ", ".join(shown)
+
+    def access(self, k: int, site_b, site_a) -> str | None:
+        (block_b, ins_b), (block_a, ins_a) = site_b, site_a
+        pc_b = self.before.path.get(_block(self.before, block_b))
+        pc_a = self.after.path.get(_block(self.after, block_a))
+        what = f"access {k} ({_describe(ins_a)} in {block_a})"
+        if pc_b is None and pc_a is None:
+            return None  # unreachable in both
+        if pc_b is None or pc_a is None:
+            return f"{what}: reachable in only one of the functions"
+        addr_b, addr_a = _address(self.before, ins_b), _address(self.after, ins_a)
+        bad = z3.Or(pc_b != pc_a, z3.And(pc_b, addr_b != addr_a))
+        verdict, model = self.check(bad)
+        if verdict == "proved":
+            return None
+        if model is None:
+            return f"{what}: {verdict}"
+        runs_b, runs_a, ab, aa = evaluate([pc_b, pc_a, addr_b, addr_a], model)
+        if runs_b != runs_a:
+            return f"{what}: runs {'only before' if runs_b else 'only after'} ({self.inputs(model)})"
+        return (f"{what}: address {hex(aa)} where BEFORE ({_describe(ins_b)}) used {hex(ab)} "
+                f"({self.inputs(model)})")
+
+    def undefined(self) -> str | None:
+        if z3.is_false(self.after.undefined):
+            return None
+        verdict, model = self.check(self.after.undefined)
+        if verdict == "proved":
+            return None
+        if model is None:
+            return f"AFTER undefined where BEFORE is not: {verdict}"
+        reasons = [f"{reason} in {block}" for reason, block, cond in self.after.reasons
+                   if evaluate([cond], model)[0]]
+        return (f"AFTER undefined where BEFORE is not: {', '.join(dict.fromkeys(reasons))} "
+                f"({self.inputs(model)})")
+
+
+def _block(encoded: EncodedFunction, name: str):
+    for block in encoded.path:
+        if block.name == name:
+            return block
+    return None
+
+
+def promotion_failures(before_fn: Function, after_fn: Function, *,
+                       timeout_ms: int = DEFAULT_TIMEOUT_MS, threads: int | None = None) -> list[str]:
+    """What breaks the invariant (see the module docstring), one message per access or
+    undefined-behaviour item; [] when everything is proved, or when either function has a
+    loop (out of scope). `threads`: bound the thread id below it (None: any thread id, which
+    is sound because BEFORE's accesses are defined only in bounds)."""
+    if not (is_loop_free(before_fn) and is_loop_free(after_fn)):
+        return []
+    # Encode clones: the encodings key values by object, and a caller may pass one function
+    # as both (or share values between the two).
+    before, after = clone_function(before_fn), clone_function(after_fn)
+    sites_b, sites_a = memory_accesses(before), memory_accesses(after)
+    if len(sites_b) != len(sites_a):
+        return [f"{len(sites_b)} memory accesses before, {len(sites_a)} after: cannot match them"]
+    failures = []
+    for k, ((_, ins_b), (_, ins_a)) in enumerate(zip(sites_b, sites_a)):
+        if (ins_b.name, ins_b.attrs["fmt"]) != (ins_a.name, ins_a.attrs["fmt"]):
+            failures.append(f"access {k}: {_describe(ins_b)} before, {_describe(ins_a)} after")
+    if failures:
+        return failures
+    prover = _Prover(before, after, timeout_ms, threads)
+    for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
+        failure = prover.access(k, site_b, site_a)
+        if failure:
+            failures.append(failure)
+    failure = prover.undefined()
+    if failure:
+        failures.append(failure)
+    return failures
