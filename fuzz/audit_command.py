@@ -159,5 +159,69 @@ def run_audit(args) -> int:
                 handle.write("\n")
         except OSError as error:
             raise UserError(f"{args.json}: cannot write: {error.strerror or error}") from None
+    if getattr(args, "junit", None):
+        _write_junit(args.junit, proofs)
+    if getattr(args, "sarif", None):
+        _write_sarif(args.sarif, proofs)
     sys.stdout.flush()
     return exit_status(proofs)
+
+
+def _rule_location(pass_name: str):
+    """The pass module that declares the rule (rules are built in code, often in loops,
+    so the module is the honest granularity)."""
+    import inspect
+
+    from agxir.passes import PASSES
+
+    found = PASSES.get(pass_name)
+    module = inspect.getmodule(found.run) if found else None
+    return module.__file__ if module else None
+
+
+def _write_junit(path: str, proofs) -> None:
+    """A test case per rule: a counterexample or error fails it, a timeout skips it."""
+    from pathlib import Path
+    from xml.etree import ElementTree
+
+    from fuzz.findings import write_atomically
+
+    suite = ElementTree.Element(
+        "testsuite", name="agxfuzz.audit", tests=str(len(proofs)),
+        failures=str(sum(p.verdict in ("counterexample", "error") for p in proofs)),
+        skipped=str(sum(p.verdict == "timeout" for p in proofs)),
+    )
+    for proof in proofs:
+        case = ElementTree.SubElement(suite, "testcase", classname=f"agxfuzz.audit.{proof.pass_name}",
+                                      name=proof.rule, time=f"{proof.seconds:.3f}")
+        if proof.verdict in ("counterexample", "error"):
+            ElementTree.SubElement(case, "failure", message=proof.verdict).text = (
+                proof.error or str(proof.counterexample)
+            )
+        elif proof.verdict == "timeout":
+            ElementTree.SubElement(case, "skipped", message="timeout: not proved")
+    write_atomically(Path(path), ElementTree.tostring(suite, encoding="unicode") + "\n")
+
+
+def _write_sarif(path: str, proofs) -> None:
+    from fuzz.cli import VERSION
+    from fuzz.reports import sarif_document, sarif_location, write_sarif_document
+
+    results = []
+    for proof in proofs:
+        if proof.verdict == "verified":
+            continue
+        where = _rule_location(proof.pass_name)
+        results.append({
+            "ruleId": proof.verdict,
+            "level": "warning" if proof.verdict == "timeout" else "error",
+            "message": {"text": f"{proof.pass_name}: rule {proof.rule}: {proof.verdict}"
+                        + (f": {proof.error}" if proof.error else "")},
+            "locations": [sarif_location(where, 1)] if where else [],
+        })
+    rules = {
+        "counterexample": "z3 found inputs where the rule's replacement does not refine its pattern.",
+        "timeout": "z3 did not decide the rule in time: it is not proved.",
+        "error": "The rule could not be instantiated or proved.",
+    }
+    write_sarif_document(path, sarif_document(results, rules, VERSION))

@@ -230,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     audit = commands.add_parser("audit", help="prove every rewrite rule of every pass with z3")
     audit.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    audit.add_argument("--junit", metavar="FILE", help="write JUnit XML (a case per rule)")
+    audit.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (a result per unproved rule)")
     audit.add_argument("--timeout", type=_positive, default=2000, metavar="MS",
                        help="z3 timeout per query, in milliseconds (default 2000)")
     audit.add_argument("--pass", dest="audit_passes", action="append", metavar="NAME",

@@ -83,46 +83,55 @@ ORACLE_HELP = {
 }
 
 
-def sarif_log(findings, version: str) -> dict:
-    """A SARIF 2.1.0 log: one result per finding, located at its reproducer's function."""
-    from pathlib import Path
-
-    results = []
-    for finding, files in findings:
-        location = {}
-        if files is not None:
-            lines = Path(files.reproducer).read_text().splitlines()
-            line = next((i for i, text in enumerate(lines, 1) if text.startswith("func @")), 1)
-            location = {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": Path(files.reproducer).as_posix()},
-                    "region": {"startLine": line},
-                }
-            }
-        results.append({
-            "ruleId": finding.oracle,
-            "level": "error",
-            "message": {"text": f"{finding.pass_name}: {finding.message}"},
-            "locations": [location] if location else [],
-            "partialFingerprints": {"agxfuzzSignature": finding.signature},
-            "properties": {"pass": finding.pass_name, "pipeline": list(finding.pipeline),
-                           "replay": files.command if files else None},
-        })
-    rules = [
-        {"id": oracle, "shortDescription": {"text": text}}
-        for oracle, text in ORACLE_HELP.items()
-    ]
+def sarif_document(results: list[dict], rules: dict[str, str], version: str) -> dict:
+    """A SARIF 2.1.0 log of one agxfuzz run: `rules` maps rule ids to descriptions."""
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "agxfuzz", "version": version, "rules": rules}},
+            "tool": {"driver": {"name": "agxfuzz", "version": version, "rules": [
+                {"id": rule, "shortDescription": {"text": text}} for rule, text in rules.items()
+            ]}},
             "results": results,
         }],
     }
 
 
-def write_sarif(path: str, findings, version: str) -> None:
+def sarif_location(path, line: int) -> dict:
     from pathlib import Path
 
-    write_atomically(Path(path), json.dumps(sarif_log(findings, version), indent=1) + "\n")
+    return {"physicalLocation": {"artifactLocation": {"uri": Path(path).as_posix()},
+                                 "region": {"startLine": line}}}
+
+
+def sarif_log(findings, version: str) -> dict:
+    """One result per finding, located at its reproducer's function."""
+    from pathlib import Path
+
+    results = []
+    for finding, files in findings:
+        locations = []
+        if files is not None:
+            lines = Path(files.reproducer).read_text().splitlines()
+            line = next((i for i, text in enumerate(lines, 1) if text.startswith("func @")), 1)
+            locations = [sarif_location(files.reproducer, line)]
+        results.append({
+            "ruleId": finding.oracle,
+            "level": "error",
+            "message": {"text": f"{finding.pass_name}: {finding.message}"},
+            "locations": locations,
+            "partialFingerprints": {"agxfuzzSignature": finding.signature},
+            "properties": {"pass": finding.pass_name, "pipeline": list(finding.pipeline),
+                           "replay": files.command if files else None},
+        })
+    return sarif_document(results, ORACLE_HELP, version)
+
+
+def write_sarif(path: str, findings, version: str) -> None:
+    write_sarif_document(path, sarif_log(findings, version))
+
+
+def write_sarif_document(path: str, document: dict) -> None:
+    from pathlib import Path
+
+    write_atomically(Path(path), json.dumps(document, indent=1) + "\n")

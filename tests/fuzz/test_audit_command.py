@@ -81,3 +81,19 @@ def test_unwritable_json_is_a_user_error(monkeypatch, tmp_path):
     monkeypatch.setattr(agxir.passes, "RULE_TABLES", {"b": agxir.passes.RULE_TABLES["branch-cmp"][:1]})
     with pytest.raises(Exception, match="cannot write"):
         audit(json_path=str(tmp_path / "missing" / "audit.json"))
+
+
+def test_junit_and_sarif_report_unproved_rules(monkeypatch, tmp_path):
+    from xml.etree import ElementTree
+
+    monkeypatch.setattr(agxir.passes, "RULE_TABLES", {"wrong-branch": (WRONG,), "fine": (HARD,)})
+    junit, sarif = tmp_path / "audit.xml", tmp_path / "audit.sarif"
+    args = argparse.Namespace(json=None, timeout=1, audit_passes=None, junit=str(junit),
+                              sarif=str(sarif))
+    assert run_audit(args) == 1
+    suite = ElementTree.parse(junit).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    assert [(r["ruleId"], r["level"]) for r in results] == [
+        ("counterexample", "error"), ("timeout", "warning"),
+    ]
