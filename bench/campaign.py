@@ -26,14 +26,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--all-passes", action="store_true",
                         help="every registered pass alone plus the default pipeline, as `run` does")
+    parser.add_argument("--address", action="store_true",
+                        help="the address pipeline on address-heavy programs (promotion invariant on)")
     args = parser.parse_args()
 
-    from agxir.passes import DEFAULT_PIPELINE, PASSES
+    from agxir.passes import ADDRESS_PIPELINE, DEFAULT_PIPELINE, PASSES
 
-    pipelines = [[registered(name) for name in DEFAULT_PIPELINE]]
+    chosen = ADDRESS_PIPELINE if args.address else DEFAULT_PIPELINE
+    pipelines = [[registered(name) for name in chosen]]
     if args.all_passes:
         pipelines += [[registered(name)] for name in PASSES]
-    config = CampaignConfig(seed=args.seed, pipelines=pipelines)
+    config = CampaignConfig(seed=args.seed, pipelines=pipelines, address_heavy=args.address)
 
     started = time.perf_counter()
     cases = [build_case(args.seed, i, config) for i in range(args.programs)]
@@ -44,12 +47,13 @@ def main() -> None:
     findings = 0
     variants = 0
     for fn, inputs in cases:
-        harness = Harness(inputs)
+        harness = Harness(inputs, **config.harness_options())
         findings += len(harness.check(fn, pipelines))
         variants += len(harness._outcomes)
     check = time.perf_counter() - started
     total = generate + check
-    print(f"{args.programs} programs, {instructions:.1f} instructions on average, "
+    print(f"{'address' if args.address else 'default'} pipeline: "
+          f"{args.programs} programs, {instructions:.1f} instructions on average, "
           f"{len(pipelines)} pipeline(s), {variants / args.programs:.1f} distinct programs "
           f"interpreted per program, {findings} findings")
     print(f"generate {generate / args.programs * 1e3:.2f} ms/program, "
