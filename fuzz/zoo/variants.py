@@ -19,7 +19,7 @@ from fuzz.zoo.runner import Variant
 # --- cmpsel -------------------------------------------------------------------------------------
 
 
-def _fusion(compare: str, inv: int, swap: bool, select: Ins | None = None) -> Rule:
+def fusion_rule(compare: str, inv: int, swap: bool, select: Ins | None = None) -> Rule:
     pattern = select or cmpsel._select_on(compare, inv)
     first, second = ("y", "x") if swap else ("x", "y")
     return Rule(
@@ -32,7 +32,7 @@ def _fusion(compare: str, inv: int, swap: bool, select: Ins | None = None) -> Ru
 
 # The blog's version (seed 000): swap when the *select's* invert flag is clear. An icmpsel
 # has none, so it always swaps, which is wrong when the compare is inverted.
-BLOG_CMPSEL = tuple(_fusion(c, inv, swap=True) for c in cmpsel.SELECT_FOR for inv in (0, 1))
+BLOG_CMPSEL = tuple(fusion_rule(c, inv, swap=True) for c in cmpsel.SELECT_FOR for inv in (0, 1))
 
 
 def _select_on_any_second(compare: str, inv: int) -> Ins:
@@ -43,7 +43,7 @@ def _select_on_any_second(compare: str, inv: int) -> Ins:
 
 # Fusion through `icmpsel t, k, x, y` for any k, not only #0: Mesa guards src1 == #0.
 NONZERO_CMPSEL = tuple(
-    _fusion(c, inv, swap=inv == 0, select=_select_on_any_second(c, inv))
+    fusion_rule(c, inv, swap=inv == 0, select=_select_on_any_second(c, inv))
     for c in cmpsel.SELECT_FOR for inv in (0, 1)
 )
 
@@ -56,7 +56,7 @@ def _select_any_cond(compare: str, inv: int) -> Ins:
 
 # Fusion of a select whose own condition is not ueq (Mesa guards I->icond == UEQ).
 ANY_COND_CMPSEL = tuple(
-    _fusion(c, inv, swap=inv == 0, select=_select_any_cond(c, inv))
+    fusion_rule(c, inv, swap=inv == 0, select=_select_any_cond(c, inv))
     for c in cmpsel.SELECT_FOR for inv in (0, 1)
 )
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from agxir.ir import Function, clone_function
-from agxir.opcodes.table import OPCODES
 from agxir.passes import Pass, get_pass
-from agxir.passes.cmpsel import fusable
-from agxir.passes.pass_ import definitions, instructions_backward
+from agxir.passes.pass_ import instructions_backward
+from agxir.rewrite import apply_rules
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
+from fuzz.zoo.variants import blog_cmpsel, fusion_rule
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.outcomes import Returned
@@ -186,48 +186,18 @@ def test_uniform_select_visits_backward(monkeypatch):
 # --- the historic wrong swap ------------------------------------------------------------------
 
 
-def wrong_swap_on_select(fn: Function) -> bool:
-    """The blog post's first version: swaps on the *select's* invert flag. An icmpsel has
-    none (Mesa's agx_instr.invert_cond is 0 on it), so it always swaps."""
-    defs = definitions(fn)
-    changed = False
-    for ins in list(fn.instructions()):
-        compare = fusable(ins, defs)
-        if compare is None:
-            continue
-        x, y = ins.srcs[2], ins.srcs[3]
-        if not ins.attrs.get("inv", 0):
-            x, y = y, x
-        ins.opcode = OPCODES[{"icmp": "icmpsel", "fcmp": "fcmpsel"}[compare.name]]
-        ins.srcs = [compare.srcs[0], compare.srcs[1], x, y]
-        ins.attrs = {"cond": compare.attrs["cond"]}
-        changed = True
-    return changed
-
-
-def wrong_swap_when_inverted(fn: Function) -> bool:
-    """The swap condition negated: swaps when the compare IS inverted."""
-    defs = definitions(fn)
-    changed = False
-    for ins in list(fn.instructions()):
-        compare = fusable(ins, defs)
-        if compare is None:
-            continue
-        x, y = ins.srcs[2], ins.srcs[3]
-        if compare.attrs["inv"]:
-            x, y = y, x
-        ins.opcode = OPCODES[{"icmp": "icmpsel", "fcmp": "fcmpsel"}[compare.name]]
-        ins.srcs = [compare.srcs[0], compare.srcs[1], x, y]
-        ins.attrs = {"cond": compare.attrs["cond"]}
-        changed = True
-    return changed
-
-
+# The wrong variants are the zoo's: the blog's version (swap on the select's own flag, which
+# an icmpsel never sets, so always) and the swap condition negated.
+SWAP_WHEN_INVERTED = tuple(
+    fusion_rule(compare, inv, swap=inv == 1) for compare in ("icmp", "fcmp") for inv in (0, 1)
+)
 WRONG = [
+    Pass("cmpsel-swap-on-select", "historic bug: swap on the select's own flag", blog_cmpsel),
     Pass(
-        "cmpsel-swap-on-select", "historic bug: swap on the select's own flag", wrong_swap_on_select
+        "cmpsel-swap-when-inverted",
+        "bug: swap when inverted",
+        lambda fn: apply_rules(fn, SWAP_WHEN_INVERTED),
     ),
-    Pass("cmpsel-swap-when-inverted", "bug: swap when inverted", wrong_swap_when_inverted),
 ]
 
 # bcsel(tid != u0, 100, 200), as isel emits it: ine is icmp ueq inv=1, and bcsel c, a, b
@@ -277,12 +247,12 @@ def test_swap_when_inverted_is_also_wrong_for_uninverted_compares():
     expected = ((200,), (200,), (100,), (200,))
     assert outputs(parse_function(text)) == expected
     good, bad = parse_function(text), parse_function(text)
-    assert get_pass("cmpsel").run(good) and wrong_swap_when_inverted(bad)
+    assert get_pass("cmpsel").run(good) and WRONG[1].run(bad)
     assert outputs(good) == expected
     assert outputs(bad) != expected
     # The blog version happens to be right here: it always swaps, which inv=0 needs.
     blog = parse_function(text)
-    wrong_swap_on_select(blog)
+    blog_cmpsel(blog)
     assert outputs(blog) == expected
 
 
