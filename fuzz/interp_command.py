@@ -28,6 +28,17 @@ def input_sets_for(fn, args):
     return random_input_sets(fn, args.threads, args.seed, args.sets)
 
 
+def seeded_input_sets(fn, args):
+    """The input sets of --inputs, or random ones from --seed (drawn if not given, and
+    printed so the run can be replayed)."""
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1 << 32)
+    sets = input_sets_for(fn, args)
+    if not args.inputs:
+        print(f"seed: {args.seed}")
+    return sets
+
+
 def _outcome_json(outcome) -> dict:
     data = {"outcome": outcome.kind}
     if outcome.kind == "returned":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shlex
 import time
 from pathlib import Path
@@ -139,7 +138,7 @@ def _print_stats(reducer, seconds: float, calls: int) -> None:
 def run_reduce(args) -> int:
     from fuzz.cli import load_function
     from fuzz.harness import ORACLES
-    from fuzz.interp_command import input_sets_for
+    from fuzz.interp_command import seeded_input_sets
     from fuzz.reduce.deltas import Case
     from fuzz.reduce.reducer import Reducer, SameFailure, choose_failure, size_of
     from fuzz.run_command import units_under_test
@@ -152,11 +151,7 @@ def run_reduce(args) -> int:
     sidecar = _check_outputs(args, out)
     fn = load_function(args.file)
     units, _ = units_under_test(args)
-    if args.seed is None:
-        args.seed = random.SystemRandom().randrange(1 << 32)
-    sets = input_sets_for(fn, args)
-    if not args.inputs:
-        print(f"seed: {args.seed}")
+    sets = seeded_input_sets(fn, args)
     case = Case(fn, tuple(sets), tuple(units))
     test = SameFailure()
     target = choose_failure(test.findings(case), args.oracle)

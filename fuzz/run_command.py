@@ -114,15 +114,11 @@ def check_command(args) -> int:
     from fuzz.cli import load_function
     from fuzz.findings import FindingStore
     from fuzz.harness import Harness
-    from fuzz.interp_command import input_sets_for
+    from fuzz.interp_command import seeded_input_sets
 
     fn = load_function(args.file)
     units, _ = units_under_test(args)
-    if args.seed is None:
-        args.seed = random.SystemRandom().randrange(1 << 32)
-    sets = input_sets_for(fn, args)
-    if not args.inputs:
-        print(f"seed: {args.seed}")
+    sets = seeded_input_sets(fn, args)
     harness = Harness(sets, tv_threads=max(s.threads for s in sets) if args.tv else 0)
     findings = harness.check(fn, [units])
     names = " -> ".join(unit.name for unit in units) or "(no passes)"

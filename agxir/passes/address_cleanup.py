@@ -39,7 +39,7 @@ became dead.
 from __future__ import annotations
 
 from agxir.ir import Function
-from agxir.passes.pass_ import Pass
+from agxir.passes.pass_ import Pass, may_read_instead, use_abs, use_neg
 from agxir.rewrite import (
     Bind,
     Emit,
@@ -53,7 +53,6 @@ from agxir.rewrite import (
     defined_by,
     imm,
     reg,
-    slot_spec,
     zero,
 )
 
@@ -169,23 +168,9 @@ AMUL_OF_SHIFT = (
 
 
 def _copyable(b) -> bool:
-    """The use site accepts a where it read the add: a source the row describes (or a
-    phi's) that takes a's kind, and not the add's own result (a cycle in unreachable code)."""
-    a, add, user = b["a"], b["add"], b.root
-    if a.ref is add.dest:
-        return False
-    spec = slot_spec(user, b.position)
-    if spec is None:
-        return user.is_phi
-    return spec.uniform or not a.is_uniform
+    return may_read_instead(b, "a", "add")
 
 
-def _use_abs(b) -> bool:
-    return b["use"].abs
-
-
-def _use_neg(b) -> bool:
-    return b["use"].neg
 
 
 def _use_of(add: Ins) -> Ins:
@@ -196,14 +181,14 @@ IADD_ZERO = (
     Rule(
         "iadd-zero",
         _use_of(Ins("iadd", (reg("a", neg=False, size="w"), zero()), name="add", size="w")),
-        Use("a", abs=_use_abs, neg=_use_neg),
+        Use("a", abs=use_abs, neg=use_neg),
         _copyable,
         why="a + (0 << shift) at a's own width is a's bits: the use reads a with its modifiers",
     ),
     Rule(
         "zero-iadd",
         _use_of(Ins("iadd", (zero(), reg("a", neg=False, size="w")), {"shift": 0}, name="add", size="w")),
-        Use("a", abs=_use_abs, neg=_use_neg),
+        Use("a", abs=use_abs, neg=use_neg),
         _copyable,
         why="0 + a at a's own width is a's bits: the use reads a with its modifiers",
     ),

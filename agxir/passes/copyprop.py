@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from agxir.ir import Function, Instruction
 from agxir.opcodes.spec import AT_MOST_DEST, INT, SAME_AS_DEST, Src
-from agxir.passes.pass_ import ZERO, Pass
+from agxir.passes.pass_ import ZERO, Pass, may_read_instead, use_abs, use_neg
 from agxir.rewrite import Ins, Rule, Use, apply_rules, defined_by, reg, slot_spec, zero
 
 MOV = Ins("bitop", (reg("x", neg=False), zero()), {"tt": 0xA}, name="mov")
@@ -60,16 +60,7 @@ def _width_ok(spec: Src, size: int, use: Instruction) -> bool:
 
 
 def _copyable(b) -> bool:
-    """What both rules need of the use site: a source the row describes (or a phi's), that
-    accepts x's kind, and not x being the mov's own result (a mov reading itself only
-    happens in unreachable code, and following it would never end)."""
-    x, mov, user = b["x"], b["mov"], b.root
-    if x.ref is mov.dest:
-        return False
-    spec = slot_spec(user, b.position)
-    if spec is None:
-        return user.is_phi
-    return spec.uniform or not x.is_uniform
+    return may_read_instead(b, "x", "mov")
 
 
 def same_size(b) -> bool:
@@ -90,12 +81,6 @@ def zero_extension(b) -> bool:
     )
 
 
-def _use_abs(b) -> bool:
-    return b["use"].abs
-
-
-def _use_neg(b) -> bool:
-    return b["use"].neg
 
 
 def _use_of_mov(x_abs: bool | None) -> Ins:
@@ -110,14 +95,14 @@ RULES = (
     Rule(
         "same-size",
         _use_of_mov(None),
-        Use("x", abs=_use_abs, neg=_use_neg),
+        Use("x", abs=use_abs, neg=use_neg),
         same_size,
         why="an equal-size mov copies the bits, so the use reads x with its own modifiers",
     ),
     Rule(
         "zero-extension",
         _use_of_mov(True),
-        Use("x", abs=True, neg=_use_neg),
+        Use("x", abs=True, neg=use_neg),
         zero_extension,
         why="zext(x) has a clear top bit: extending it either way equals zero-extending x",
     ),

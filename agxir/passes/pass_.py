@@ -57,3 +57,29 @@ def compared_value(ins: Instruction, defs: dict[Value, Instruction]) -> Instruct
     if compare is None or compare.name not in ("icmp", "fcmp"):
         return None
     return compare
+
+
+def may_read_instead(b, operand: str, definition: str) -> bool:
+    """Whether the use site a focus rule matched (`b.root` at `b.position`) may read the
+    bound `operand` in place of the result of the bound instruction `definition`: the slot
+    is one the row describes (or a phi's), it accepts the operand's kind, and the operand
+    is not that instruction's own result (which only happens in unreachable code, and
+    following it would never end)."""
+    from agxir.rewrite import slot_spec
+
+    replacement, defined, user = b[operand], b[definition], b.root
+    if replacement.ref is defined.dest:
+        return False
+    spec = slot_spec(user, b.position)
+    if spec is None:
+        return user.is_phi
+    return spec.uniform or not replacement.is_uniform
+
+
+def use_abs(b) -> bool:
+    """The `.abs` the rewritten use carried (focus rules bind it as "use")."""
+    return b["use"].abs
+
+
+def use_neg(b) -> bool:
+    return b["use"].neg

@@ -122,12 +122,12 @@ def _zero_extension_any_kind(b) -> bool:
 
 # A 16-bit value copied into a 32-bit float operand: the float op converts it from f16.
 NARROW_INTO_FLOAT = copyprop.RULES[:1] + (
-    Rule("zero-extension", copyprop._use_of_mov(True), Use("x", abs=True, neg=copyprop._use_neg),
+    Rule("zero-extension", copyprop._use_of_mov(True), Use("x", abs=True, neg=copyprop.use_neg),
          _zero_extension_any_kind),
 )
 # A narrower source copied with .abs although the mov sign-extended it.
 NARROW_WITHOUT_ABS = copyprop.RULES[:1] + (
-    Rule("zero-extension", copyprop._use_of_mov(False), Use("x", abs=True, neg=copyprop._use_neg),
+    Rule("zero-extension", copyprop._use_of_mov(False), Use("x", abs=True, neg=copyprop.use_neg),
          copyprop.zero_extension),
 )
 _MOV_OF_ANYTHING = Ins("bitop", (any_("x", neg=False), zero()), {"tt": 0xA}, name="mov")

@@ -99,7 +99,7 @@ def test_copyprop_of_a_narrower_value_without_abs_is_refuted():
             and copyprop._width_ok(spec, b["x"].size, b.root)
         )
 
-    wrong = Rule("narrow-no-abs", copyprop._use_of_mov(False), Use("x", abs=True, neg=copyprop._use_neg), narrow)
+    wrong = Rule("narrow-no-abs", copyprop._use_of_mov(False), Use("x", abs=True, neg=copyprop.use_neg), narrow)
     found = assert_refuted(wrong)
     assert found.values["x"] >> 15  # negative: sign- and zero-extension differ
 
