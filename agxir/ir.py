@@ -1,6 +1,9 @@
-"""The SSA IR data model: uniforms, values, operands, instructions, blocks, functions.
+"""The IR data model: uniforms, values, registers, operands, instructions, blocks, functions.
 
-This module owns only the shape of a program. What an opcode means, which operands and
+One data model serves every level of a function (`LEVELS`): SSA (values), exec (SSA values
+under AGX exec-mask control flow), vreg (virtual registers, not SSA) and machine (physical
+16-bit halves). A register is just another operand kind. This module owns only the shape of
+a program. What an opcode means, which operands and
 attributes it takes, and how it prints all come from the opcode table (`agxir.opcodes`).
 Values are compared by identity; a function's structural equality is its printed text.
 """
@@ -15,6 +18,68 @@ if TYPE_CHECKING:
     from agxir.opcodes.spec import Opcode
 
 SIZES = (16, 32, 64)
+
+# The levels of a function, in pipeline order. `ssa` is the generator's and the SSA passes';
+# `exec` keeps SSA values and phis under exec-mask control flow (after control-flow
+# lowering); `vreg` has virtual registers and parallel copies instead of phis (after
+# out-of-SSA); `machine` has physical registers (after register allocation).
+LEVELS = ("ssa", "exec", "vreg", "machine")
+NUM_HALVES = 256  # AGX_NUM_REGS: 16-bit halves r0l..r127h
+
+
+@dataclass(frozen=True)
+class Register:
+    """A physical register: `size` bits starting at 16-bit half `half`.
+
+    Registers compare by value: two operands naming the same halves are the same storage.
+    Naturally aligned registers are spelled as AGX does (`r0l`, `r0h`, `r3`, `d2` for the
+    64-bit `r2:r3`); a misaligned one (only a wrong pass makes it) as `h<half>:<size>`.
+    """
+
+    half: int
+    size: int
+
+    @property
+    def halves(self) -> range:
+        return range(self.half, self.half + self.size // 16)
+
+    @property
+    def aligned(self) -> bool:
+        return self.half % (self.size // 16) == 0
+
+    @property
+    def name(self) -> str:
+        if not self.aligned or self.size not in SIZES:
+            return f"h{self.half}:{self.size}"
+        if self.size == 16:
+            return f"r{self.half // 2}{'lh'[self.half % 2]}"
+        if self.size == 32:
+            return f"r{self.half // 2}"
+        return f"d{self.half // 2}"
+
+    def overlaps(self, other: Register) -> bool:
+        return self.half < other.half + other.size // 16 and other.half < self.half + self.size // 16
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+R0L = Register(0, 16)  # the exec-mask nesting counter
+
+
+@dataclass(frozen=True)
+class VirtualRegister:
+    """A virtual register of the vreg level: unlimited, not SSA (may be written many times)."""
+
+    index: int
+    size: int
+
+    @property
+    def name(self) -> str:
+        return f"v{self.index}"
+
+    def __repr__(self) -> str:
+        return f"v{self.index}:{self.size}"
 
 
 @dataclass(eq=False)
@@ -62,9 +127,10 @@ class Immediate:
 
 @dataclass(frozen=True)
 class Operand:
-    """A source: an SSA value, a uniform or an immediate, with AGX source modifiers."""
+    """A source: an SSA value, a register, a uniform or an immediate, with AGX source
+    modifiers."""
 
-    ref: Value | Uniform | Immediate
+    ref: Value | Register | VirtualRegister | Uniform | Immediate
     abs: bool = False
     neg: bool = False
 
@@ -87,21 +153,28 @@ class Operand:
             return 16
         return self.ref.size
 
-    def with_ref(self, ref: Value | Uniform | Immediate) -> Operand:
+    @property
+    def register(self) -> Register | VirtualRegister | None:
+        return self.ref if isinstance(self.ref, Register | VirtualRegister) else None
+
+    def with_ref(self, ref: Value | Register | VirtualRegister | Uniform | Immediate) -> Operand:
         return Operand(ref, self.abs, self.neg)
 
 
 @dataclass(eq=False)
 class Instruction:
     """One operation. `blocks` holds branch targets for terminators and the incoming
-    block of each source for phis; `attrs` holds the immediates the opcode declares."""
+    block of each source for phis; `attrs` holds the immediates the opcode declares.
+    `dests` holds the destinations of a multi-destination op (`parallel_copy`), whose
+    `dest` is None: destination i receives source i, all sources read before any write."""
 
     opcode: Opcode
-    dest: Value | None
+    dest: Value | Register | VirtualRegister | None
     srcs: list[Operand]
     attrs: dict[str, int | str] = field(default_factory=dict)
     blocks: list[Block] = field(default_factory=list)
     sat: bool = False
+    dests: list[Value | Register | VirtualRegister] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -120,14 +193,26 @@ class Instruction:
             if isinstance(src.ref, Value):
                 yield src.ref
 
+    def defs(self) -> list[Value | Register | VirtualRegister]:
+        """Everything written: the destination, or the destinations of a parallel copy."""
+        if self.dest is not None:
+            return [self.dest]
+        return list(self.dests)
+
     def __repr__(self) -> str:
         return f"<{self.dest!r} = {self.opcode.name} ...>"
 
 
 @dataclass(eq=False)
 class Block:
+    """A basic block. At the SSA level its successors are its terminator's targets; at the
+    exec, vreg and machine levels control is the wave's (exec mask, one program counter,
+    fallthrough in layout order) and `logical_successors` records the per-lane CFG that
+    phis, liveness and register allocation reason about (`b1: -> b2, b3` in the text)."""
+
     name: str
     instructions: list[Instruction] = field(default_factory=list)
+    logical_successors: list[Block] | None = None
 
     @property
     def terminator(self) -> Instruction | None:
@@ -137,6 +222,8 @@ class Block:
 
     @property
     def successors(self) -> list[Block]:
+        if self.logical_successors is not None:
+            return list(self.logical_successors)
         term = self.terminator
         return list(term.blocks) if term is not None else []
 
@@ -155,6 +242,7 @@ class Function:
     name: str
     uniforms: list[Uniform] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
+    level: str = "ssa"
 
     @property
     def entry(self) -> Block:
@@ -166,7 +254,7 @@ class Function:
 
     def values(self) -> Iterator[Value]:
         for ins in self.instructions():
-            if ins.dest is not None:
+            if isinstance(ins.dest, Value):
                 yield ins.dest
 
     def block_named(self, name: str) -> Block:
@@ -181,9 +269,13 @@ class Function:
 
 def clone_function(fn: Function) -> Function:
     """A deep copy with fresh Values, Blocks and Instructions (Uniforms are shared: they
-    are the function's interface). Passes run on clones so the original stays intact."""
+    are the function's interface; registers are immutable). Passes run on clones so the
+    original stays intact."""
     blocks = {block: Block(block.name) for block in fn.blocks}
     values = {value: Value(value.name, value.size) for value in fn.values()}
+
+    def storage(dest):
+        return values.get(dest, dest) if isinstance(dest, Value) else dest
 
     def operand(src: Operand) -> Operand:
         ref = src.ref
@@ -195,12 +287,17 @@ def clone_function(fn: Function) -> Function:
         blocks[block].instructions = [
             Instruction(
                 ins.opcode,
-                values[ins.dest] if ins.dest is not None else None,
+                storage(ins.dest),
                 [operand(src) for src in ins.srcs],
                 dict(ins.attrs),
                 [blocks.get(target, target) for target in ins.blocks],
                 ins.sat,
+                [storage(dest) for dest in ins.dests],
             )
             for ins in block.instructions
         ]
-    return Function(fn.name, list(fn.uniforms), [blocks[b] for b in fn.blocks])
+        if block.logical_successors is not None:
+            blocks[block].logical_successors = [
+                blocks.get(succ, succ) for succ in block.logical_successors
+            ]
+    return Function(fn.name, list(fn.uniforms), [blocks[b] for b in fn.blocks], fn.level)

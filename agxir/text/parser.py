@@ -173,6 +173,10 @@ class Parser:
     def parse(self) -> ir.Function:
         self.skip_newlines()
         keyword = self.tok
+        if keyword.kind == IDENT and keyword.text == "func" and keyword.suffixes:
+            from agxir.machine.text import parse_machine_tokens  # builds on this module
+
+            return parse_machine_tokens(self.tokens, self.filename)
         if keyword.kind != IDENT or keyword.text != "func" or keyword.suffixes:
             raise self.error(keyword, f"expected 'func', found {keyword.describe()}")
         self.advance()

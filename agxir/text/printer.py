@@ -37,6 +37,10 @@ def format_operand(op: ir.Operand, src_kind: str) -> str:
     ref = op.ref
     if isinstance(ref, ir.Value):
         text = f"%{ref.name}"
+    elif isinstance(ref, ir.Register):
+        text = ref.name
+    elif isinstance(ref, ir.VirtualRegister):
+        text = f"v{ref.index}:{ref.size}"
     elif isinstance(ref, ir.Uniform):
         text = ref.name
     elif src_kind == spec.FLOAT and 0 <= ref.bits <= 0xFF:
@@ -79,13 +83,21 @@ def _src_kind(row: spec.Opcode, index: int) -> str:
     return spec.RAW
 
 
+def _format_dest(dest: ir.Value | ir.Register | ir.VirtualRegister) -> str:
+    if isinstance(dest, ir.Register):
+        return dest.name
+    if isinstance(dest, ir.VirtualRegister):
+        return f"v{dest.index}:{dest.size}"
+    return f"%{dest.name}:{dest.size}"
+
+
 def format_instruction(ins: ir.Instruction) -> str:
     """One instruction on one line, without indentation."""
     row = ins.opcode
     name, srcs, implied = _mnemonic(ins)
     text = ""
-    if ins.dest is not None:
-        text = f"%{ins.dest.name}:{ins.dest.size} = "
+    if ins.defs():
+        text = ", ".join(_format_dest(dest) for dest in ins.defs()) + " = "
     text += name
     if ins.sat:
         text += ".sat"
@@ -123,6 +135,10 @@ def format_uniform(uniform: ir.Uniform) -> str:
 
 def print_function(fn: ir.Function) -> str:
     """The canonical text of `fn`, ending in a newline."""
+    if fn.level != "ssa":
+        from agxir.machine.text import print_machine_function  # builds on this module
+
+        return print_machine_function(fn)
     uniforms = ", ".join(format_uniform(u) for u in fn.uniforms)
     lines = [f"func @{fn.name}({uniforms}) {{"]
     for block in fn.blocks:
