@@ -1,9 +1,10 @@
 """The harness: one program through one pipeline, with every oracle after every pass.
 
-After each pass: the pass must not raise or loop; "reported no change" must mean the
-function is unchanged; the output must verify; liveness must equal the reference; and the
-output must refine its input on every input set (input undefined: anything goes; input out
-of fuel: skipped and counted; otherwise the same memory and outputs). The first failure is a
+After each pass: the pass must not raise or loop, and "reported no change" must mean the
+function is unchanged (checked here); then every oracle of `fuzz.step_oracles` that
+applies to the step (verifier, liveness, RA checker, copy checker, refinement on the SSA
+or wave interpreter, tv, promotion). Refinement: input undefined, anything goes; input out
+of fuel, skipped and counted; otherwise the same memory and outputs. The first failure is a
 `Finding` naming the pass, the oracle, the input and the first difference.
 """
 
@@ -20,16 +21,13 @@ from dataclasses import dataclass, field
 from agxir.ir import Function, clone_function
 from agxir.text import print_function
 from fuzz.passes_under_test import PassUnderTest
+from fuzz.step_oracles import ORACLES, PROMOTING_PASSES, STEP_ORACLES, Step
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
-from oracles.outcomes import Outcome, Returned, first_difference
+from oracles.outcomes import Outcome
 
-ORACLES = (
-    "crash", "timeout", "no-change", "verifier", "liveness", "refinement", "tv", "promotion",
-)
-# Passes that promote 32-bit address math to 64 bits: after them, z3 proves the promotion
-# cannot overflow (the invariant of seed 001), on loop-free programs.
-PROMOTING_PASSES = frozenset({"address-cleanup", "address-fuse", "address-fold", "address-lower"})
+__all__ = ["ORACLES", "PROMOTING_PASSES", "Finding", "Harness", "Stats"]
+
 INPUT = "(input)"  # the name findings use for the program before any pass
 
 
@@ -132,9 +130,23 @@ class Harness:
     def outcomes(self, fn: Function, text: str) -> list[Outcome]:
         found = self._outcomes.get(text)
         if found is None:
-            found = CompiledFunction(fn).run(self.input_sets, fuel=self.fuel)
+            if fn.level == "ssa":
+                found = CompiledFunction(fn).run(self.input_sets, fuel=self.fuel)
+            else:
+                from oracles.machine import run_wave
+
+                found = run_wave(fn, self.input_sets, fuel=self.fuel)
             self._outcomes[text] = found
         return found
+
+    def step_verdict(self, step: Step) -> tuple[str, str, InputSet | None] | None:
+        """The first oracle that rejects `step`: (oracle, message, input set)."""
+        for oracle in STEP_ORACLES:
+            if oracle.applies(self, step):
+                verdict = oracle.check(self, step)
+                if verdict is not None:
+                    return oracle.name, verdict.message, verdict.input_set
+        return None
 
     def liveness_difference(self, fn: Function, text: str) -> str | None:
         if not self.check_liveness:
@@ -172,8 +184,6 @@ class Harness:
         return findings
 
     def check_pipeline(self, fn: Function, text: str, pipeline: Sequence[PassUnderTest]):
-        from agxir.verifier import verify
-
         original = text
         current, current_text = fn, text
         names: list[str] = []
@@ -199,36 +209,11 @@ class Harness:
                     return found("no-change", f"reported no change but {change}")
                 continue
             self.stats.pass_changes[step.name] += 1
-            errors = verify(work)
-            if errors:
-                return found("verifier", str(errors[0]))
-            difference = self.liveness_difference(work, after)
-            if difference:
-                return found("liveness", difference)
-            before_outcomes = self.outcomes(current, current_text)
-            after_outcomes = self.outcomes(work, after)
-            for input_set, source, target in zip(
-                self.input_sets, before_outcomes, after_outcomes, strict=True
-            ):
-                if not isinstance(source, Returned):
-                    continue
-                difference = first_difference(source, target)
-                if difference:
-                    return found("refinement", difference, input_set)
-            if self.tv_threads:
-                from oracles.smt.refinement import tv_finding
-
-                proof_failure = tv_finding(current, work, self.tv_threads)
-                if proof_failure:
-                    return found("tv", *proof_failure)
-            if self.promotion_ms and step.name in PROMOTING_PASSES:
-                from oracles.smt.promotion import promotion_failures
-
-                threads = max(s.threads for s in self.input_sets)
-                failures = promotion_failures(
-                    current, work, timeout_ms=self.promotion_ms, threads=threads
-                )
-                if failures:
-                    return found("promotion", failures[0])
+            verdict = self.step_verdict(
+                Step(step.name, current, current_text, work, after, fn, original)
+            )
+            if verdict is not None:
+                oracle, message, input_set = verdict
+                return found(oracle, message, input_set)
             current, current_text = work, after
         return None

@@ -1,0 +1,154 @@
+"""The oracles the harness applies after a pass has run: each a name, the steps it applies
+to, and a check.
+
+A `Step` is one pass's input and output (and the SSA program the pipeline started from).
+An oracle's `check` returns None when the step is fine, or a `Verdict` (a message and the
+input set that shows it, when there is one). The harness loops over `STEP_ORACLES` in
+order and reports the first verdict; a new oracle joins by adding a row here, not another
+branch in the harness.
+
+The crash, timeout and no-change oracles are about running the pass itself and stay in
+the harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agxir.ir import Function
+from oracles.inputs import InputSet
+from oracles.outcomes import Returned, first_difference
+
+if TYPE_CHECKING:
+    from fuzz.harness import Harness
+
+# Passes that promote 32-bit address math to 64 bits: after them, z3 proves the promotion
+# cannot overflow (the invariant of seed 001), on loop-free programs.
+PROMOTING_PASSES = frozenset({"address-cleanup", "address-fuse", "address-fold", "address-lower"})
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    before: Function
+    before_text: str
+    after: Function
+    after_text: str
+    source: Function  # the SSA program the pipeline started from
+    source_text: str
+
+    @property
+    def allocates(self) -> bool:
+        """A register allocation: values or vregs in, physical registers out."""
+        return self.before.level in ("exec", "vreg") and self.after.level == "machine"
+
+    @property
+    def lowers_copies(self) -> bool:
+        """Parallel copies sequentialized: machine in (no phis left), no copies out."""
+        return (
+            self.before.level == self.after.level == "machine"
+            and _has(self.before, "parallel_copy")
+            and not _has(self.before, "phi")
+            and not _has(self.after, "parallel_copy")
+        )
+
+
+def _has(fn: Function, opcode: str) -> bool:
+    return any(ins.name == opcode for ins in fn.instructions())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    message: str
+    input_set: InputSet | None = None
+
+
+@dataclass(frozen=True)
+class StepOracle:
+    name: str
+    applies: Callable[[Harness, Step], bool]
+    check: Callable[[Harness, Step], Verdict | None]
+
+
+def _verifier(harness: Harness, step: Step) -> Verdict | None:
+    from agxir.verifier import verify
+
+    errors = verify(step.after)
+    return Verdict(str(errors[0])) if errors else None
+
+
+def _liveness(harness: Harness, step: Step) -> Verdict | None:
+    difference = harness.liveness_difference(step.after, step.after_text)
+    return Verdict(difference) if difference else None
+
+
+def _refinement(harness: Harness, step: Step) -> Verdict | None:
+    """The output refines its input per input set. A machine-level output is compared with
+    the SSA program the pipeline started from: that is what it must still compute."""
+    if step.after.level == "ssa":
+        reference, reference_text = step.before, step.before_text
+    else:
+        reference, reference_text = step.source, step.source_text
+    before = harness.outcomes(reference, reference_text)
+    after = harness.outcomes(step.after, step.after_text)
+    for input_set, source, target in zip(harness.input_sets, before, after, strict=True):
+        if not isinstance(source, Returned):
+            continue
+        difference = first_difference(source, target)
+        if difference:
+            return Verdict(difference, input_set)
+    return None
+
+
+def _tv(harness: Harness, step: Step) -> Verdict | None:
+    from oracles.smt.refinement import tv_finding
+
+    failure = tv_finding(step.before, step.after, harness.tv_threads)
+    return Verdict(*failure) if failure else None
+
+
+def _promotion(harness: Harness, step: Step) -> Verdict | None:
+    from oracles.smt.promotion import promotion_failures
+
+    threads = max(s.threads for s in harness.input_sets)
+    failures = promotion_failures(
+        step.before, step.after, timeout_ms=harness.promotion_ms, threads=threads
+    )
+    return Verdict(failures[0]) if failures else None
+
+
+def _ra_checker(harness: Harness, step: Step) -> Verdict | None:
+    from oracles.machine.ra_checker import check_allocation
+
+    errors = check_allocation(step.before, step.after)
+    return Verdict(str(errors[0])) if errors else None
+
+
+def _copy_checker(harness: Harness, step: Step) -> Verdict | None:
+    from oracles.machine.copy_checker import check_copy_lowering
+
+    errors = check_copy_lowering(step.before, step.after)
+    return Verdict(str(errors[0])) if errors else None
+
+
+def _ssa_only(harness: Harness, step: Step) -> bool:
+    return step.before.level == step.after.level == "ssa"
+
+
+STEP_ORACLES: tuple[StepOracle, ...] = (
+    StepOracle("verifier", lambda h, s: True, _verifier),
+    StepOracle("liveness", lambda h, s: h.check_liveness and s.after.level in ("ssa", "exec"),
+               _liveness),
+    StepOracle("ra-checker", lambda h, s: s.allocates, _ra_checker),
+    StepOracle("copy-checker", lambda h, s: s.lowers_copies, _copy_checker),
+    StepOracle("refinement", lambda h, s: True, _refinement),
+    StepOracle("tv", lambda h, s: bool(h.tv_threads) and _ssa_only(h, s), _tv),
+    StepOracle("promotion",
+               lambda h, s: bool(h.promotion_ms) and s.name in PROMOTING_PASSES and _ssa_only(h, s),
+               _promotion),
+)  # fmt: skip
+
+# Every oracle a finding may name: the pass-running ones first, then the step oracles.
+ORACLES: tuple[str, ...] = ("crash", "timeout", "no-change") + tuple(o.name for o in STEP_ORACLES)
