@@ -384,14 +384,16 @@ def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool
     rewriting repeats until no rule applies.
     """
     rules = tuple(rules)
-    whole = [rule for rule in rules if not rule.focused]
-    focused = [rule for rule in rules if rule.focused]
+    by_opcode: dict[str, tuple[list[Rule], list[Rule]]] = {}
     defs = definitions(fn)
     namer = _LazyNamer(fn)
     changed = False
     for block, root in _roots(fn, order):
         done: set = set()
         for _ in range(MAX_REWRITES_PER_ROOT):
+            if root.name not in by_opcode:  # most roots match no rule's root opcode
+                by_opcode[root.name] = _rules_for(rules, root.name)
+            whole, focused = by_opcode[root.name]
             site, built = _first_rewrite(root, whole, focused, defs, done, namer)
             if built is None:
                 break
@@ -417,6 +419,15 @@ class _LazyNamer:
         if self.namer is None:
             self.namer = Namer(value.name for value in self.fn.values())
         return self.namer(hint)
+
+
+def _rules_for(rules: tuple[Rule, ...], opcode: str) -> tuple[list[Rule], list[Rule]]:
+    """The rules whose root may be `opcode`, in table order: (whole-root, focused)."""
+    fitting = [
+        rule for rule in rules
+        if rule.pattern.opcode is None or opcode in rule.pattern.opcodes
+    ]
+    return [r for r in fitting if not r.focused], [r for r in fitting if r.focused]
 
 
 def _may_match(rule: Rule, root: Instruction, site: int | None, defs) -> bool:
