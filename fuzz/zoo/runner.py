@@ -27,6 +27,20 @@ class Variant:
     make_pass: Callable[[], PassUnderTest] | None = None
     liveness: type | None = None  # a wrong liveness analysis in place of agxir.liveness
     address_heavy: bool = False  # programs rich in address math (for address passes)
+    # Registered passes run before and after the wrong one: a machine-level variant needs
+    # the lowering before it (and, for an allocator, the copy lowering after it).
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+    def pipeline(self) -> list[PassUnderTest]:
+        from fuzz.passes_under_test import registered
+
+        middle = [self.make_pass()] if self.make_pass else []
+        return (
+            [registered(name) for name in self.before]
+            + middle
+            + [registered(name) for name in self.after]
+        )
 
 
 @dataclass
@@ -46,7 +60,7 @@ class ZooOutcome:
 def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: Path) -> ZooOutcome:
     from agxir.text import parse_function
 
-    pipelines = [[variant.make_pass()]] if variant.make_pass else [[]]
+    pipelines = [variant.pipeline()]
     config = CampaignConfig(
         seed=seed,
         pipelines=pipelines,
