@@ -58,6 +58,9 @@ class Stats:
     input_sets: int = 0
     skipped_undefined: int = 0
     skipped_out_of_fuel: int = 0
+    # Pipelines not run because control-flow lowering cannot structure the program (the
+    # machine pipeline runs on every program it can structure; this says how many it could not).
+    unstructurable: int = 0
     pass_runs: Counter = field(default_factory=Counter)
     pass_changes: Counter = field(default_factory=Counter)
 
@@ -66,6 +69,7 @@ class Stats:
         self.input_sets += other.input_sets
         self.skipped_undefined += other.skipped_undefined
         self.skipped_out_of_fuel += other.skipped_out_of_fuel
+        self.unstructurable += other.unstructurable
         self.pass_runs.update(other.pass_runs)
         self.pass_changes.update(other.pass_changes)
 
@@ -99,6 +103,17 @@ def _first_changed_line(before: str, after: str) -> str:
         if old != new:
             return f"{old.strip()!r} became {new.strip()!r}"
     return "the number of lines changed"
+
+
+def _declined(error: Exception, fn: Function) -> bool:
+    """Control-flow lowering may decline an SSA program it cannot structure, and that is not
+    a finding, but only when the independent predicate agrees the program is unstructurable:
+    a lowering that gives up on a structurable program has crashed."""
+    if type(error).__name__ != "Unstructurable" or fn.level != "ssa":
+        return False
+    from agxir.machine.lower_cf import structurable
+
+    return structurable(fn) is not None
 
 
 class Harness:
@@ -200,6 +215,9 @@ class Harness:
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
             except Exception as error:  # a pass that raises is a finding, not our crash
+                if _declined(error, current):
+                    self.stats.unstructurable += 1
+                    return None
                 return found("crash", f"{type(error).__name__}: {error}")
             after = print_function(work)
             self.stats.pass_runs[step.name] += 1
