@@ -1,0 +1,265 @@
+"""The wave interpreter: runs exec, vreg and machine functions as AGX runs a wave.
+
+One input set is one wave. All lanes of a wave share one program counter: blocks run in
+layout order, `jmp_exec_any`/`jmp_exec_none` branch the whole wave, `stop` (or falling off
+the last block) ends it. Each lane carries AGX's r0l nesting counter in half 0 of its
+register file; after every exec-mask instruction a lane is active exactly when r0l == 0,
+and before the first one every lane is active. Every instruction writes only active lanes,
+so an inactive lane keeps whatever its registers held, and a wrong pass that reads such a
+stale value is exposed. Registers never written hold a nonzero garbage pattern.
+
+Storage per lane: 256 16-bit halves (`H`, physical registers and r0l), plus SSA values
+(exec level) and virtual registers (vreg level) by name (`V`). Phis, at the exec level and
+as the register allocator's register phis, pick per lane the source of the logical
+predecessor the lane was last active in.
+
+Semantics are not written here: each opcode's row semantics is run against a subclass of
+the SSA interpreter's `NumpyEmitter`, and the exec-mask updates come from
+`agxir.machine.opcodes`. Several waves (input sets) run in one batch over stacked lanes; the
+scheduler runs the earliest block some wave is at, for the lanes of the waves there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from agxir.ir import Function, Register, Value, VirtualRegister
+from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
+from oracles.inputs import InputSet, check_inputs
+from oracles.interp.emit import NumpyEmitter
+from oracles.interp.floats import HELPERS
+from oracles.interp.lanes import Lanes
+from oracles.interp.runner import DEFAULT_FUEL, _outputs
+from oracles.memory_model import buffer_base
+from oracles.outcomes import Outcome, Returned
+
+NUM_HALVES = 256
+GARBAGE = 0xDEAD  # what a never-written half holds (xor its index and lane, so it varies)
+_DONE = np.iinfo(np.int64).max
+
+
+def _read_register(register: Register) -> str:
+    parts = [f"H[{register.half}]"]
+    for i in range(1, register.size // 16):
+        parts.append(f"(H[{register.half + i}] << {16 * i})")
+    return " | ".join(parts)
+
+
+class WaveEmitter(NumpyEmitter):
+    """The numpy emitter with registers and masked, immediately stored writes."""
+
+    def local(self, ref):
+        if isinstance(ref, Register):
+            return self.temp(_read_register(ref))
+        if isinstance(ref, VirtualRegister):
+            return self.temp(f"V['{ref.name}']")
+        return super().local(ref)
+
+    def write(self, dest, value: str) -> None:
+        if isinstance(dest, Register):
+            for i, half in enumerate(dest.halves):
+                piece = value if dest.size == 16 else f"(({value}) >> {16 * i}) & 0xFFFF"
+                self.lines.append(f"H[{half}] = where(act, {piece}, H[{half}])")
+            return
+        name = dest.name
+        self.lines.append(f"V[{name!r}] = where(act, {value}, V[{name!r}])")
+        if isinstance(dest, Value):
+            self.local_of[dest] = f"V[{name!r}]"
+
+
+@dataclass
+class WaveBlock:
+    run: Callable
+    length: int
+    branch: tuple[str, int] | None  # ("jmp_exec_any"|"jmp_exec_none", target position)
+    stops: bool
+
+
+class CompiledWave:
+    """A function of the exec, vreg or machine level compiled to one Python function per block."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.lane_instructions = 0
+        position = {block: i for i, block in enumerate(fn.blocks)}
+        self.names = sorted(
+            {d.name for ins in fn.instructions() for d in ins.defs() if not isinstance(d, Register)}
+            | {s.ref.name for ins in fn.instructions() for s in ins.srcs
+               if isinstance(s.ref, Value | VirtualRegister)}
+        )
+        self.output_slots = 1 + max(
+            (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
+        )
+        # A wave branch ends a unit of straight-line code: what follows it in its block runs
+        # only when the wave falls through (Mesa's `jmp_exec_any; pop_exec` loop ends).
+        segments: list[tuple[object, list, bool]] = []  # (block, instructions, first of block)
+        first_unit: dict[object, int] = {}
+        for block in fn.blocks:
+            first_unit[block] = len(segments)
+            current: list = []
+            first = True
+            for ins in block.instructions:
+                current.append(ins)
+                if ins.name in WAVE_BRANCHES:
+                    segments.append((block, current, first))
+                    current, first = [], False
+            if current or first:
+                segments.append((block, current, first))
+        emitter = WaveEmitter()
+        self.blocks: list[WaveBlock] = []
+        for block, instructions, first in segments:
+            source, branch, stops = self._emit_unit(
+                emitter, instructions, position[block], first_unit, first
+            )
+            namespace = dict(HELPERS)
+            exec(compile(source, f"<wave block {block.name}>", "exec"), namespace)
+            self.blocks.append(WaveBlock(namespace["block"], len(instructions), branch, stops))
+        self.constants = list(emitter.constants)
+
+    def _emit_unit(self, em: WaveEmitter, instructions, number: int, first_unit, first: bool):
+        em.begin_block()
+        branch = None
+        stops = False
+        phis = [ins for ins in instructions if ins.is_phi]
+        marked = not first
+        for ins in instructions:
+            em.instruction = ins
+            if ins.is_phi:
+                continue
+            if not marked and ins.name not in ("else_icmp", "else_fcmp"):
+                self._emit_phis(em, phis, first_unit)
+                em.lines.append(f"LB[act] = {number}")
+                marked = True
+            update = EXEC_UPDATES.get(ins.name)
+            if update is not None:
+                r0l = em.temp("H[0]")
+                new = update(em, ins, r0l)
+                em.lines.append(f"H[0] = where(here, {new}, H[0])")
+                em.lines.append("act = here & (H[0] == 0)")
+                em.local_of = {k: v for k, v in em.local_of.items() if not isinstance(k, Value)}
+            elif ins.name in WAVE_BRANCHES:
+                branch = (ins.name, first_unit[ins.blocks[0]])
+            elif ins.name == "stop":
+                stops = True
+            elif ins.name == "parallel_copy":
+                values = [em.operand(i) for i in range(len(ins.srcs))]
+                for dest, value in zip(ins.dests, values, strict=True):
+                    em.write(dest, value)
+            else:
+                result = ins.opcode.semantics(em, ins)
+                if ins.dest is not None:
+                    em.write(ins.dest, result)
+        if not marked:
+            self._emit_phis(em, phis, first_unit)
+            em.lines.append(f"LB[act] = {number}")
+        body = list(em.lines) + ["return act"]
+        header = "def block(V, H, U, C, here, act, LB, X, TID):"
+        return header + "\n" + "\n".join("    " + line for line in body), branch, stops
+
+    def _emit_phis(self, em: WaveEmitter, phis, first_unit) -> None:
+        """Every phi reads before any writes; a lane takes the source of the logical
+        predecessor it was last active in (`LB` holds block numbers in layout order)."""
+        number = {block: i for i, block in enumerate(self.fn.blocks)}
+        results = []
+        for phi in phis:
+            choices = [em.ref_value(src.ref) for src in phi.srcs]
+            if isinstance(phi.dest, Register | VirtualRegister):
+                expression = em.local(phi.dest)
+            else:
+                expression = f"V[{phi.dest.name!r}]"
+            for src_block, choice in zip(reversed(phi.blocks), reversed(choices), strict=True):
+                expression = f"where(LB == {number[src_block]}, {choice}, {expression})"
+            results.append((phi.dest, em.temp(expression)))
+        for dest, value in results:
+            em.write(dest, value)
+
+    # --- running ------------------------------------------------------------------------------
+    def run(self, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
+        fn = self.fn
+        for input_set in input_sets:
+            check_inputs(fn, input_set)
+        counts = [s.threads for s in input_sets]
+        lane_set = np.repeat(np.arange(len(input_sets)), counts)
+        tid = np.concatenate([np.arange(n) for n in counts]).astype(np.uint64)
+        lanes = len(lane_set)
+        buffers = [u for u in fn.uniforms if u.is_buffer]
+        X = Lanes(
+            lane_set, tid, [u.buffer_bytes for u in buffers],
+            [[s.buffers.get(u.name, b"") for u in buffers] for s in input_sets],
+            self.output_slots,
+        )
+        U = {}
+        for uniform in fn.uniforms:
+            if uniform.is_buffer:
+                U[uniform.name] = np.full(lanes, buffer_base(buffers.index(uniform)), np.uint64)
+            else:
+                per_set = np.array([s.scalars.get(uniform.name, 0) for s in input_sets], np.uint64)
+                U[uniform.name] = per_set[lane_set]
+        C = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
+        lane_index = np.arange(lanes, dtype=np.uint64)
+        H = [((GARBAGE ^ half ^ lane_index) & 0xFFFF) | 1 for half in range(NUM_HALVES)]
+        V = {name: (0xDEADBEEF ^ lane_index * 0x9E3779B1) & 0xFFFFFFFF for name in self.names}
+        waves = len(input_sets)
+        at = np.zeros(waves, dtype=np.int64)  # each wave's block position
+        steps = np.zeros(waves, dtype=np.int64)
+        act = np.ones(lanes, dtype=bool)
+        LB = np.full(lanes, -1, dtype=np.int64)
+        executed = 0
+        last = len(self.blocks)
+        if last == 0:
+            at[:] = _DONE
+        with np.errstate(all="ignore"):
+            while (at != _DONE).any():
+                pos = int(at.min())
+                here_waves = at == pos
+                here = here_waves[lane_set]
+                compiled = self.blocks[pos]
+                after = compiled.run(V, H, U, C, here, act & here, LB, X, tid)
+                act = np.where(here, after, act)
+                steps[here_waves] += compiled.length
+                executed += int(np.count_nonzero(here)) * compiled.length
+                following = pos + 1
+                if compiled.stops:
+                    at[here_waves] = _DONE
+                elif compiled.branch is not None:
+                    kind, target = compiled.branch
+                    any_active = np.bincount(lane_set, weights=after, minlength=waves) > 0
+                    taken = any_active if kind == "jmp_exec_any" else ~any_active
+                    at[here_waves & taken] = target
+                    at[here_waves & ~taken] = following if following < last else _DONE
+                else:
+                    at[here_waves] = following if following < last else _DONE
+                exhausted = here_waves & (steps > fuel) & (at != _DONE)
+                if exhausted.any():
+                    X.out_of_fuel(exhausted[lane_set], fuel)
+                    at[exhausted] = _DONE
+                if X.newly_dead:
+                    at[X.dead_sets] = _DONE
+                    X.newly_dead = False
+        X.find_races()
+        self.lane_instructions = executed
+        return self._outcomes(X, input_sets, buffers)
+
+    def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        first_lane = 0
+        for s, input_set in enumerate(input_sets):
+            lanes = slice(first_lane, first_lane + input_set.threads)
+            first_lane += input_set.threads
+            if X.fate[s] is not None:
+                outcomes.append(X.fate[s])
+                continue
+            memory = {}
+            for k, uniform in enumerate(buffers):
+                start = int(X.starts[k])
+                memory[uniform.name] = X.memory[s, start : start + uniform.buffer_bytes].tobytes()
+            outcomes.append(Returned(memory, _outputs(X, lanes, self.output_slots)))
+        return outcomes
+
+
+def run_wave(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
+    """Run an exec, vreg or machine function: one wave per input set."""
+    return CompiledWave(fn).run(input_sets, fuel)
