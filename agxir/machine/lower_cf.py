@@ -278,14 +278,15 @@ class _Lowering:
     def loop(self, loop: Loop, ctx: Context):
         """Place a whole loop; (the block after it, the last block placed)."""
         header = loop.header
-        outside = next(p for p in self.cfg.preds[header] if p not in loop.blocks)
+        entering = [b for b in self.placed if header in (b.logical_successors or ())]
+        if len(entering) != 1:
+            raise Unstructurable(f"loop {header.name} is entered from several blocks")
+        outside = entering[0]
         pre = self.fresh("pre")
         if ctx.depth:
             pre.instructions.append(_ins("push_exec", attrs={"n": 1}))
         pre.logical_successors = [header]
-        outside.logical_successors = [
-            pre if s is header else s for s in outside.logical_successors or [header]
-        ]
+        outside.logical_successors = [pre if s is header else s for s in outside.logical_successors]
         self.rename_pred(header, outside, pre)
         self.place(pre)
         inner = Context(loop, 0, ctx.depth + 1)

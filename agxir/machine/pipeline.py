@@ -6,11 +6,13 @@ Filled explicitly here (no registration on import). Each pass is a `Pass` from
 
 from __future__ import annotations
 
+from agxir.machine import lower_cf, lower_copies, lower_phis, regalloc
 from agxir.passes.pass_ import Pass
 
-MACHINE_PASSES: dict[str, Pass] = {}
+MACHINE_PASSES: dict[str, Pass] = {
+    p.name: p for p in (lower_cf.PASS, regalloc.PASS, lower_phis.PASS, lower_copies.PASS)
+}
 
-# SSA -> exec -> machine (Mesa's route: SSA-based RA) and the vreg route (out of SSA first,
-# then a vreg allocator), each ending in phi and parallel-copy lowering.
-MACHINE_PIPELINE: tuple[str, ...] = ()
-VREG_PIPELINE: tuple[str, ...] = ()
+# SSA -> exec -> machine (Mesa's route: SSA-based RA), ending in phi and parallel-copy
+# lowering.
+MACHINE_PIPELINE: tuple[str, ...] = ("lower-cf", "ra", "lower-phis", "lower-copies")

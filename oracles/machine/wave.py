@@ -145,7 +145,7 @@ class CompiledWave:
             elif ins.name == "stop":
                 stops = True
             elif ins.name == "parallel_copy":
-                values = [em.operand(i) for i in range(len(ins.srcs))]
+                values = [em.ref_value(src.ref) for src in ins.srcs]
                 for dest, value in zip(ins.dests, values, strict=True):
                     em.write(dest, value)
             else:
