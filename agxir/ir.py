@@ -243,6 +243,9 @@ class Function:
     uniforms: list[Uniform] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
     level: str = "ssa"
+    # Figures a pass records about the function at the machine level (the register
+    # allocator's `demand` and `bound`, in halves); printed in the header as `name=N`.
+    notes: dict[str, int] = field(default_factory=dict)
 
     @property
     def entry(self) -> Block:
@@ -300,4 +303,6 @@ def clone_function(fn: Function) -> Function:
             blocks[block].logical_successors = [
                 blocks.get(succ, succ) for succ in block.logical_successors
             ]
-    return Function(fn.name, list(fn.uniforms), [blocks[b] for b in fn.blocks], fn.level)
+    return Function(
+        fn.name, list(fn.uniforms), [blocks[b] for b in fn.blocks], fn.level, dict(fn.notes)
+    )

@@ -133,6 +133,13 @@ def _copy_checker(harness: Harness, step: Step) -> Verdict | None:
     return Verdict(str(errors[0])) if errors else None
 
 
+def _demand(harness: Harness, step: Step) -> Verdict | None:
+    from oracles.machine.pressure_oracle import demand_difference
+
+    difference = demand_difference(step.before, step.after)
+    return Verdict(difference) if difference else None
+
+
 def _ssa_only(harness: Harness, step: Step) -> bool:
     return step.before.level == step.after.level == "ssa"
 
@@ -142,6 +149,7 @@ STEP_ORACLES: tuple[StepOracle, ...] = (
     StepOracle("liveness", lambda h, s: h.check_liveness and s.after.level in ("ssa", "exec"),
                _liveness),
     StepOracle("ra-checker", lambda h, s: s.allocates, _ra_checker),
+    StepOracle("demand", lambda h, s: s.allocates and s.before.level == "exec", _demand),
     StepOracle("copy-checker", lambda h, s: s.lowers_copies, _copy_checker),
     StepOracle("refinement", lambda h, s: True, _refinement),
     StepOracle("tv", lambda h, s: bool(h.tv_threads) and _ssa_only(h, s), _tv),

@@ -50,10 +50,8 @@ def _predecessors(blocks: list[Block]) -> dict[Block, list[Block]]:
     members = set(blocks)
     preds: dict[Block, list[Block]] = {block: [] for block in blocks}
     for block in blocks:
-        term = block.terminator
-        if term is None:
-            continue
-        for target in dict.fromkeys(term.blocks):
+        # The terminator's targets at the SSA level; the logical CFG at the exec level.
+        for target in dict.fromkeys(block.successors):
             if target in members and block not in preds[target]:
                 preds[target].append(block)
     return preds

@@ -98,9 +98,15 @@ class _Allocator:
             busy: set[int] = set()
             for value in self.liveness.live_in[block]:
                 busy.update(self.assigned[value].halves)
-            for phi in block.phis():
+            phis = list(block.phis())
+            for phi in phis:
                 self.assign(phi.dest, busy)
             self.count(busy)
+            body = block.instructions[len(phis):]
+            live = self.liveness.live_before(body[0]) if body else self.liveness.live_out[block]
+            for phi in phis:
+                if phi.dest not in live:  # a dead phi holds its register only on entry
+                    busy.difference_update(self.assigned[phi.dest].halves)
             for ins in block.instructions:
                 if ins.is_phi:
                     continue
@@ -150,7 +156,10 @@ def allocate_for_occupancy(fn: Function, threads: int) -> Allocation:
 
 
 def run_ra(fn: Function) -> bool:
-    rewrite(fn, allocate(fn))
+    allocation = allocate(fn)
+    rewrite(fn, allocation)
+    fn.notes["demand"] = allocation.demand
+    fn.notes["bound"] = allocation.bound
     return True
 
 

@@ -101,6 +101,13 @@ class MachineParser(Parser):
         for uniform in function.uniforms:
             if is_register_name(uniform.name):
                 raise self.error(self.tok, f"uniform '{uniform.name}' is spelled like a register")
+        while self.at_attribute():
+            note = self.advance()
+            self.no_suffixes(note)
+            self.advance()  # '='
+            if note.text in function.notes:
+                raise self.error(note, f"duplicate note '{note.text}'")
+            _, function.notes[note.text] = self.number(f"a number for '{note.text}'")
         self.expect_punct("{", "to open the function body")
         self.expect_newline()
         block: ir.Block | None = None
@@ -275,7 +282,8 @@ def format_storage(ref: ir.Value | ir.Register | ir.VirtualRegister) -> str:
 def print_machine_function(fn: ir.Function) -> str:
     """The canonical text of an exec, vreg or machine function."""
     uniforms = ", ".join(format_uniform(u) for u in fn.uniforms)
-    lines = [f"func.{fn.level} @{fn.name}({uniforms}) {{"]
+    notes = "".join(f" {name}={value}" for name, value in fn.notes.items())
+    lines = [f"func.{fn.level} @{fn.name}({uniforms}){notes} {{"]
     for block in fn.blocks:
         successors = block.logical_successors or []
         arrow = " -> " + ", ".join(s.name for s in successors) if successors else ""

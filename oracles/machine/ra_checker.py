@@ -1,0 +1,207 @@
+"""The register-allocation checker: does every read find the value the program meant?
+
+In the style of regalloc2's checker, and independent of the interpreter: an abstract
+interpretation over the allocated program that maps each 16-bit half to the set of
+(value, piece) pairs it may hold, meeting at joins by intersection over the logical CFG to
+a fixpoint. The allocated program is aligned with its reference (the exec-level program
+the allocator was given) instruction by instruction: an allocated instruction is either the
+counterpart of the next reference instruction (same opcode, attributes, immediates and
+uniforms, a register where the reference has a value) or an inserted `parallel_copy`;
+register phis stand for the reference's phis. Every read of a value must find each of its
+pieces in the halves of the register read; every violation is reported with the block,
+the instruction, the register, the value expected and what the register may hold.
+
+This catches a wrong allocation whatever the inputs: two values that happen to be equal
+on every input set still differ here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agxir.ir import Block, Function, Instruction, Operand, Register, Value
+from agxir.text import format_instruction
+
+Piece = tuple[Value, int]
+State = dict[int, frozenset[Piece]]
+
+
+@dataclass(frozen=True)
+class RAError:
+    block: str
+    instruction: str
+    register: str
+    expected: str
+    holds: str
+
+    def __str__(self) -> str:
+        return (
+            f"in {self.block}, `{self.instruction}`: {self.register} should hold "
+            f"{self.expected} but may hold {self.holds}"
+        )
+
+
+class Misaligned(Exception):
+    pass
+
+
+def _describe(pieces: frozenset[Piece]) -> str:
+    names = sorted({f"%{v.name}" + (f"[{i}]" if i else "") for v, i in pieces})
+    return ", ".join(names) if names else "nothing the program defined"
+
+
+def _same_operand(reference: Operand, allocated: Operand) -> bool:
+    if reference.abs != allocated.abs or reference.neg != allocated.neg:
+        return False
+    if isinstance(reference.ref, Value):
+        return isinstance(allocated.ref, Register) and allocated.ref.size == reference.ref.size
+    return reference.ref == allocated.ref
+
+
+def _counterpart(reference: Instruction, allocated: Instruction) -> bool:
+    if reference.opcode is not allocated.opcode and reference.name != allocated.name:
+        return False
+    if reference.attrs != allocated.attrs or reference.sat != allocated.sat:
+        return False
+    if len(reference.srcs) != len(allocated.srcs):
+        return False
+    if [b.name for b in reference.blocks] != [b.name for b in allocated.blocks]:
+        return False
+    if not all(_same_operand(r, a) for r, a in zip(reference.srcs, allocated.srcs, strict=True)):
+        return False
+    if isinstance(reference.dest, Value):
+        return isinstance(allocated.dest, Register) and allocated.dest.size == reference.dest.size
+    return reference.dest == allocated.dest
+
+
+class _Checker:
+    def __init__(self, reference: Function, allocated: Function) -> None:
+        self.reference = reference
+        self.allocated = allocated
+        if [b.name for b in reference.blocks] != [b.name for b in allocated.blocks]:
+            raise Misaligned("the allocated program's blocks differ from its input's")
+        self.pairs = dict(zip(allocated.blocks, reference.blocks, strict=True))
+        self.alignment = {block: self.align(block) for block in allocated.blocks}
+        self.preds: dict[Block, list[Block]] = {b: [] for b in allocated.blocks}
+        for block in allocated.blocks:
+            for succ in block.successors:
+                self.preds[succ].append(block)
+        self.errors: list[RAError] = []
+        self.reporting = False
+
+    def align(self, block: Block) -> list[tuple[Instruction, Instruction | None]]:
+        reference = [ins for ins in self.pairs[block].instructions]
+        aligned: list[tuple[Instruction, Instruction | None]] = []
+        index = 0
+        for ins in block.instructions:
+            if index < len(reference) and _counterpart(reference[index], ins):
+                aligned.append((ins, reference[index]))
+                index += 1
+            elif ins.name == "parallel_copy":
+                aligned.append((ins, None))
+            else:
+                expected = format_instruction(reference[index]) if index < len(reference) else "nothing"
+                raise Misaligned(
+                    f"in {block.name}, `{format_instruction(ins)}` stands where the input has "
+                    f"`{expected}`"
+                )
+        if index != len(reference):
+            raise Misaligned(
+                f"in {block.name}, `{format_instruction(reference[index])}` is missing"
+            )
+        return aligned
+
+    # --- the abstract state -------------------------------------------------------------------
+    def read(self, state: State, block: Block, ins: Instruction, value: Value, register: Register):
+        for piece, half in enumerate(register.halves):
+            if (value, piece) not in state.get(half, frozenset()):
+                if self.reporting:
+                    holds = state.get(half, frozenset())
+                    self.errors.append(RAError(
+                        block.name, format_instruction(ins), register.name, f"%{value.name}",
+                        _describe(holds),
+                    ))
+                return
+
+    @staticmethod
+    def define(state: State, register: Register, value: Value | None) -> None:
+        for piece, half in enumerate(register.halves):
+            state[half] = frozenset({(value, piece)}) if value is not None else frozenset()
+
+    def transfer(self, block: Block, state: State) -> State:
+        state = dict(state)
+        for ins, reference in self.alignment[block]:
+            if ins.is_phi:
+                continue
+            if reference is None:
+                moved = {}
+                for dest, src in zip(ins.dests, ins.srcs, strict=True):
+                    for piece, half in enumerate(dest.halves):
+                        if isinstance(src.ref, Register):
+                            moved[half] = state.get(src.ref.half + piece, frozenset())
+                        else:
+                            moved[half] = frozenset()
+                state.update(moved)
+                continue
+            for src, meant in zip(ins.srcs, reference.srcs, strict=True):
+                if isinstance(meant.ref, Value):
+                    self.read(state, block, ins, meant.ref, src.ref)
+            if isinstance(ins.dest, Register):
+                value = reference.dest if isinstance(reference.dest, Value) else None
+                self.define(state, ins.dest, value)
+        return state
+
+    def entry(self, block: Block, outs: dict[Block, State]) -> State | None:
+        incoming: list[State] = []
+        for pred in self.preds[block]:
+            if pred not in outs:
+                continue
+            edge = dict(outs[pred])
+            updates: State = {}
+            for ins, reference in self.alignment[block]:
+                if not ins.is_phi:
+                    break
+                index = ins.blocks.index(pred) if pred in ins.blocks else None
+                if index is None:
+                    continue
+                meant = reference.srcs[index]
+                if isinstance(meant.ref, Value):
+                    self.read(outs[pred], block, ins, meant.ref, ins.srcs[index].ref)
+                for piece, half in enumerate(ins.dest.halves):
+                    updates[half] = frozenset({(reference.dest, piece)})
+            edge.update(updates)
+            incoming.append(edge)
+        if not incoming:
+            return {} if block is self.allocated.entry else None
+        halves = set().union(*incoming)
+        return {h: frozenset.intersection(*(s.get(h, frozenset()) for s in incoming)) for h in halves}
+
+    def run(self) -> list[RAError]:
+        outs: dict[Block, State] = {}
+        changed = True
+        while changed:
+            changed = False
+            for block in self.allocated.blocks:
+                state = self.entry(block, outs)
+                if state is None:
+                    continue
+                out = self.transfer(block, state)
+                if outs.get(block) != out:
+                    outs[block] = out
+                    changed = True
+        self.reporting = True
+        for block in self.allocated.blocks:
+            state = self.entry(block, outs)
+            if state is not None:
+                self.transfer(block, state)
+        return self.errors
+
+
+def check_allocation(reference: Function, allocated: Function) -> list[RAError | str]:
+    """Every read of `allocated` (machine level, register phis and parallel copies allowed)
+    that may not find the value `reference` (exec level) reads there; [] when none."""
+    try:
+        return _Checker(reference, allocated).run()
+    except Misaligned as error:
+        return [str(error)]
+
