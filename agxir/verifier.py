@@ -57,6 +57,10 @@ class VerificationFailed(Exception):
 def verify(fn: Function) -> list[VerifyError]:
     """Every problem with `fn` (layout problems first, then per instruction in block order);
     empty when the function is valid."""
+    if fn.level != "ssa":
+        from agxir.machine.verifier import verify_machine  # builds on this module
+
+        return verify_machine(fn)
     return _Verifier(fn).run()
 
 
