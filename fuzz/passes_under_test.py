@@ -34,10 +34,21 @@ class PassUnderTest:
 
 
 def registered(name: str) -> PassUnderTest:
+    from agxir.machine.pipeline import MACHINE_PASSES
     from agxir.passes import get_pass
 
-    found = get_pass(name)
+    found = MACHINE_PASSES.get(name) or get_pass(name)
     return PassUnderTest(found.name, found.run, ("--passes", found.name))
+
+
+def machine_prefix(name: str) -> list[str]:
+    """A machine-level pass runs after the steps that bring an SSA program to its level:
+    the machine pipeline up to and including it (just `name` for an SSA pass)."""
+    from agxir.machine.pipeline import MACHINE_PIPELINE
+
+    if name in MACHINE_PIPELINE:
+        return list(MACHINE_PIPELINE[: MACHINE_PIPELINE.index(name) + 1])
+    return [name]
 
 
 def python_pass(spec: str) -> PassUnderTest:

@@ -25,10 +25,20 @@ def units_under_test(args) -> tuple[list, list[list]]:
         units = [registered(name) for name in names] + user
     except (UnknownPass, PassLoadError) as error:
         raise UsageError(f"agxfuzz: {error}") from None
-    pipelines = [[unit] for unit in units]
+    from agxir.machine.pipeline import MACHINE_PIPELINE
+    from fuzz.passes_under_test import machine_prefix
+
+    by_name = {unit.name: unit for unit in units}
+    pipelines = [
+        [by_name.get(n) or registered(n) for n in machine_prefix(unit.name)]
+        for unit in units
+        if unit.name not in MACHINE_PIPELINE or args.passes is not None
+    ]
     if args.passes is None and not user:
         pipelines.append([registered(name) for name in DEFAULT_PIPELINE])
         pipelines.append([registered(name) for name in ADDRESS_PIPELINE])
+        units += [registered(name) for name in MACHINE_PIPELINE]
+        pipelines.append(units[-len(MACHINE_PIPELINE):])
     elif len(units) > 1:
         pipelines.append(list(units))
     return units, pipelines
@@ -52,6 +62,8 @@ def _print_summary(result, units, seed: int) -> None:
         f"input sets: {stats.input_sets}, skipped {stats.skipped_undefined} undefined, "
         f"{stats.skipped_out_of_fuel} out of fuel"
     )
+    if stats.unstructurable:
+        print(f"machine pipeline: {stats.unstructurable} programs not structurable, not lowered")
     print("pass changes (programs where the pass changed something / runs):")
     for unit in units:
         runs = stats.pass_runs.get(unit.name, 0)

@@ -40,11 +40,14 @@ def reference_demand(fn: Function) -> int:
 
 
 def halves_used(fn: Function) -> set[int]:
-    """Every half a machine-level function names, r0l aside."""
+    """Every half a machine-level function names, r0l aside when it is the exec counter."""
+    from agxir.machine.regalloc import has_control_flow
+
+    counter = has_control_flow(fn)
     used: set[int] = set()
     for ins in fn.instructions():
         for ref in [src.ref for src in ins.srcs] + ins.defs():
-            if isinstance(ref, Register) and ref != R0L:
+            if isinstance(ref, Register) and not (counter and ref == R0L):
                 used.update(ref.halves)
     return used
 
