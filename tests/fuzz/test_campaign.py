@@ -71,10 +71,12 @@ def test_every_registered_pass_runs_and_a_seed_replays_the_run(tmp_path):
     first, second = reports
     for key in ("programs", "input_sets", "skipped", "pass_runs", "pass_changes", "findings"):
         assert first[key] == second[key]
+    from agxir.machine.pipeline import MACHINE_PASSES
     from agxir.passes import PASSES
 
-    assert set(first["pass_changes"]) == set(PASSES)
+    assert set(first["pass_changes"]) == set(PASSES) | set(MACHINE_PASSES)
     assert first["pass_changes"]["dce"] > 0 and first["pass_changes"]["cmpsel"] > 0
+    assert first["pass_changes"]["ra"] > 0 and first["pass_changes"]["lower-copies"] > 0
 
 
 def test_an_external_pass_command(tmp_path):
