@@ -17,6 +17,9 @@ def _variants(args):
     from fuzz.zoo.address_variants import VARIANTS as ADDRESS_VARIANTS
 
     variants += list(ADDRESS_VARIANTS)
+    from fuzz.zoo.machine_variants import MACHINE_VARIANTS
+
+    variants += list(MACHINE_VARIANTS)
     if args.only:
         wanted = [name.strip() for name in args.only.split(",") if name.strip()]
         known = {v.name: v for v in variants}

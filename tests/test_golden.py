@@ -1,4 +1,6 @@
-"""Runs every golden `.agx` file under tests/golden against the expectations it holds."""
+"""Runs every golden `.agx` file under tests/golden (and tests/golden/machine) against the
+expectations it holds. Exec, vreg and machine files run on the wave interpreter; PASS names
+machine passes as well as SSA ones."""
 
 from __future__ import annotations
 
@@ -8,16 +10,18 @@ import pytest
 
 from agxir.ir import clone_function
 from agxir.liveness import Liveness
-from agxir.passes import run_pipeline
+from agxir.machine.pipeline import MACHINE_PASSES
+from agxir.passes import get_pass
 from agxir.text import ParseError, parse_function, print_function
 from agxir.verifier import verify
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
 from oracles.liveness_reference import reference_liveness
+from oracles.machine import CompiledWave
 from tests.golden_directives import buffer_contents, read_expectations
 
 GOLDEN = Path(__file__).parent / "golden"
-FILES = sorted(GOLDEN.glob("*.agx"))
+FILES = sorted(GOLDEN.glob("*.agx")) + sorted((GOLDEN / "machine").glob("*.agx"))
 
 
 def _without_comments(text: str) -> str:
@@ -81,7 +85,7 @@ def test_golden(path: Path):
 
 
 def _check_runs(fn, runs, returned_only: bool = False) -> None:
-    compiled = CompiledFunction(fn)
+    compiled = CompiledFunction(fn) if fn.level == "ssa" else CompiledWave(fn)
     buffers = {u.name: u.buffer_bytes for u in fn.uniforms if u.is_buffer}
     for run in runs:
         if returned_only and run.outcome and not run.outcome.startswith("returned"):
@@ -107,7 +111,9 @@ def _check_passes(fn, expected) -> None:
     and still gives every returned run's expected outputs."""
     before = print_function(fn)
     after = clone_function(fn)
-    changes = run_pipeline(after, expected.passes)
+    changes = [
+        (name, (MACHINE_PASSES.get(name) or get_pass(name)).run(after)) for name in expected.passes
+    ]
     assert [str(error) for error in verify(after)] == []
     printed = print_function(after)
     if expected.expect_unchanged:

@@ -65,7 +65,13 @@ def _always_else() -> Instruction:
 
 
 @dataclass
-class _Lowering:
+class Lowering:
+    """The lowering; its class attributes are the knobs the bug zoo turns one at a time."""
+
+    BREAK_NEST_EXTRA = 2  # a break leaves its own if and the loop
+    POP_AFTER_ELSE = True
+    ELSE_IN_ELSE_BLOCK = True
+
     fn: Function
     placed: list[Block] = field(default_factory=list)
     seen: set[Block] = field(default_factory=set)
@@ -229,7 +235,7 @@ class _Lowering:
         inner = ctx.inside_if()
         pop = self.fresh("pop")
         else_block = self.fresh("else")
-        else_block.instructions.append(_always_else())
+        (else_block if self.ELSE_IN_ELSE_BLOCK else block).instructions.append(_always_else())
         if first is merge:
             then_block = self.fresh("then")
             then_block.logical_successors = [merge]
@@ -249,7 +255,8 @@ class _Lowering:
             last = self.region(second, merge, inner)
             last.logical_successors = [pop if s is merge else s for s in last.logical_successors]
             self.rename_pred(merge, last, pop)
-        pop.instructions.append(_ins("pop_exec", attrs={"n": 1}))
+        if self.POP_AFTER_ELSE:
+            pop.instructions.append(_ins("pop_exec", attrs={"n": 1}))
         pop.logical_successors = [merge]
         self.place(pop)
         return pop
@@ -259,7 +266,7 @@ class _Lowering:
         loop = ctx.loop
         block.instructions.append(self.compare(term, not to_exit, 1))
         brk, else_block, pop = self.fresh("break"), self.fresh("else"), self.fresh("pop")
-        brk.instructions.append(_ins("break", attrs={"n": ctx.ifs_in_loop + 2}))
+        brk.instructions.append(_ins("break", attrs={"n": ctx.ifs_in_loop + self.BREAK_NEST_EXTRA}))
         brk.logical_successors = [loop.exit]
         self.rename_pred(loop.exit, block, brk)
         else_block.instructions.append(_always_else())
@@ -345,12 +352,12 @@ def _order_phi_sources(fn: Function) -> None:
             phi.srcs = [pairs[b] for b in phi.blocks]
 
 
-def lower_cf(fn: Function) -> bool:
+def lower_cf(fn: Function, lowering_class: type[Lowering] = Lowering) -> bool:
     """Lower `fn` (SSA) in place to the exec level; raises Unstructurable."""
     if fn.level != "ssa":
         raise ValueError(f"lower-cf takes an SSA function, not {fn.level}")
     work = clone_function(fn)
-    lowering = _Lowering(work)
+    lowering = lowering_class(work)
     lowering.region(work.entry, None, Context())
     if len(work.blocks) > 1:
         begin = Instruction(EXEC_OPCODES["mov_imm"], R0L, [], {"value": 0})

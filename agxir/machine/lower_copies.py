@@ -5,9 +5,9 @@ Following agx_lower_parallel_copy.c in spirit: copies are split into 16-bit halv
 phi's immediate is), copies to themselves are dropped, and a half is written only once no
 pending copy still reads it. When every pending copy is blocked, the rest are cycles: one is
 broken with a swap of two halves (three `xor`s, so no scratch register is needed), and the
-copies that read the swapped half read it from its new place. Consecutive half moves of an
-aligned pair to an aligned pair are merged back into one 32-bit move (Mesa's
-VectorizeAlignedHalfRegs), immediates into one `mov_imm` per aligned pair.
+copies that read the swapped half read it from its new place. Consecutive half moves (or
+swaps) of an aligned pair with an aligned pair are merged back into one 32-bit move (or
+swap: Mesa's VectorizeAlignedHalfRegs), immediates into one `mov_imm` per aligned pair.
 
 The result is equal to the parallel semantics for every register, whatever the overlap of
 sources and destinations (e.g. a 64-bit copy onto half of itself).
@@ -57,7 +57,7 @@ def uniform_moves(copy: Instruction) -> list[Instruction]:
     ]
 
 
-def sequence(copies: list[HalfCopy]) -> list[tuple[str, int, int]]:
+def sequence(copies: list[HalfCopy], break_cycles: bool = True) -> list[tuple[str, int, int]]:
     """Moves ("mov", dest, source), immediates ("imm", dest, bits) and swaps ("swap", a, b)
     whose sequential effect equals the parallel copy."""
     pending = {copy.dest: copy for copy in copies}
@@ -77,6 +77,10 @@ def sequence(copies: list[HalfCopy]) -> list[tuple[str, int, int]]:
             continue
         # Only cycles are left: every pending destination is also read.
         dest, copy = next(iter(pending.items()))
+        if not break_cycles:  # the bug zoo's: a plain move, clobbering the cycle
+            steps.append(("mov", dest, copy.source))
+            del pending[dest]
+            continue
         source = copy.source
         steps.append(("swap", dest, source))
         del pending[dest]
@@ -97,23 +101,28 @@ def _mov(dest: int, source: int, size: int) -> Instruction:
                        {"tt": BITOP_ALIASES["mov"]})
 
 
-def _xor(dest: int, a: int, b: int) -> Instruction:
-    return Instruction(MACHINE["bitop"], Register(dest, 16), [_register(a), _register(b)],
-                       {"tt": BITOP_ALIASES["xor"]})
+def _xor(dest: int, a: int, b: int, size: int = 16) -> Instruction:
+    return Instruction(MACHINE["bitop"], Register(dest, size),
+                       [_register(a, size), _register(b, size)], {"tt": BITOP_ALIASES["xor"]})
 
 
 def _imm(dest: int, bits: int, size: int) -> Instruction:
     return Instruction(MACHINE["mov_imm"], Register(dest, size), [], {"value": bits})
 
 
-def emit(steps: list[tuple[str, int, int]]) -> list[Instruction]:
+def emit(steps: list[tuple[str, int, int]], xor_swaps: bool = True) -> list[Instruction]:
     out: list[Instruction] = []
     index = 0
     while index < len(steps):
         kind, a, b = steps[index]
         nxt = steps[index + 1] if index + 1 < len(steps) else None
-        if kind == "swap":
-            out += [_xor(a, a, b), _xor(b, a, b), _xor(a, a, b)]
+        pair = nxt == ("swap", a + 1, b + 1) and a % 2 == 0 and b % 2 == 0
+        if kind == "swap" and xor_swaps:
+            size = 32 if pair else 16
+            out += [_xor(a, a, b, size), _xor(b, a, b, size), _xor(a, a, b, size)]
+            index += pair
+        elif kind == "swap":  # the bug zoo's: the second move reads the first's result
+            out += [_mov(a, b, 16), _mov(b, a, 16)]
         elif kind == "mov" and nxt == ("mov", a + 1, b + 1) and a % 2 == 0 and b % 2 == 0:
             out.append(_mov(a, b, 32))
             index += 1
@@ -128,7 +137,7 @@ def emit(steps: list[tuple[str, int, int]]) -> list[Instruction]:
     return out
 
 
-def lower_copies(fn: Function) -> bool:
+def lower_copies(fn: Function, split=split, sequence=sequence, emit=emit) -> bool:
     if fn.level != "machine":
         raise ValueError(f"lower-copies takes a machine-level function, not {fn.level}")
     changed = False

@@ -50,11 +50,15 @@ def has_control_flow(fn: Function) -> bool:
     return any(ins.name in CONTROL for ins in fn.instructions())
 
 
-class _Allocator:
+class Allocator:
+    """The allocator; `LIVENESS` and `entry_demand` are what the bug zoo swaps."""
+
+    LIVENESS: type[Liveness] = Liveness
+
     def __init__(self, fn: Function, bound: int) -> None:
         self.fn = fn
         self.bound = bound
-        self.liveness = Liveness(fn)
+        self.liveness = self.LIVENESS(fn)
         self.reserved = {R0L.half} if has_control_flow(fn) else set()
         self.assigned: dict[Value, Register] = {}
         self.hints: dict[Value, list[Value]] = {}
@@ -93,6 +97,10 @@ class _Allocator:
     def count(self, busy: set[int]) -> None:
         self.demand = max(self.demand, len(busy - self.reserved))
 
+    def entry_demand(self, busy: set[int], phis: list) -> None:
+        """The demand at a block's entry: its live-ins and its phi destinations, once."""
+        self.count(busy)
+
     def run(self) -> None:
         for block in self.fn.blocks:
             busy: set[int] = set()
@@ -101,7 +109,7 @@ class _Allocator:
             phis = list(block.phis())
             for phi in phis:
                 self.assign(phi.dest, busy)
-            self.count(busy)
+            self.entry_demand(busy, phis)
             body = block.instructions[len(phis):]
             live = self.liveness.live_before(body[0]) if body else self.liveness.live_out[block]
             for phi in phis:
@@ -125,11 +133,13 @@ class _Allocator:
                         busy.difference_update(self.assigned[ins.dest].halves)
 
 
-def allocate(fn: Function, bound: int = DEFAULT_BOUND) -> Allocation:
+def allocate(
+    fn: Function, bound: int = DEFAULT_BOUND, allocator_class: type[Allocator] = Allocator
+) -> Allocation:
     """Assign registers to the values of exec-level `fn` (not changed); see the module."""
     if fn.level != "exec":
         raise ValueError(f"register allocation takes an exec-level function, not {fn.level}")
-    allocator = _Allocator(fn, bound)
+    allocator = allocator_class(fn, bound)
     allocator.run()
     highest = max((r.half + r.size // 16 - 1 for r in allocator.assigned.values()), default=-1)
     return Allocation(dict(allocator.assigned), allocator.demand, highest, bound)
@@ -155,8 +165,8 @@ def allocate_for_occupancy(fn: Function, threads: int) -> Allocation:
     return allocate(fn, max_halves_for_threads(threads))
 
 
-def run_ra(fn: Function) -> bool:
-    allocation = allocate(fn)
+def run_ra(fn: Function, allocator_class: type[Allocator] = Allocator) -> bool:
+    allocation = allocate(fn, allocator_class=allocator_class)
     rewrite(fn, allocation)
     fn.notes["demand"] = allocation.demand
     fn.notes["bound"] = allocation.bound

@@ -85,9 +85,14 @@ def _move(registers: _Registers, ins: Instruction) -> bool:
         for half, value in zip(ins.dest.halves, values, strict=True):
             registers.halves[half] = value
         return True
-    if ins.attrs["tt"] == BITOP_ALIASES["xor"] and ins.dest.size == 16:
+    if ins.attrs["tt"] == BITOP_ALIASES["xor"] and ins.dest.size in (16, 32):
         if isinstance(a.ref, Register) and isinstance(b.ref, Register):
-            registers.halves[ins.dest.half] = _xor(registers.get(a.ref.half), registers.get(b.ref.half))
+            values = [
+                _xor(registers.get(a.ref.half + p), registers.get(b.ref.half + p))
+                for p in range(ins.dest.size // 16)
+            ]
+            for half, value in zip(ins.dest.halves, values, strict=True):
+                registers.halves[half] = value
             return True
     return False
 
