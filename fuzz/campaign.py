@@ -137,9 +137,14 @@ def run_campaign(
                 if result.first_finding_seconds is None:
                     result.first_finding_seconds = time.monotonic() - started
                     result.first_finding_program = who + 1
-                _record(result, store, seen, payload, config, who)
                 if config.fail_fast:
+                    # Stop the workers before reducing; what they found meanwhile is counted,
+                    # not reduced: a fail-fast run reports its first finding.
                     stop.set()
+                    if result.findings:
+                        result.duplicates += 1
+                        continue
+                _record(result, store, seen, payload, config, who)
             elif kind == "error":
                 result.internal_error = payload
             elif kind == "done":
