@@ -113,8 +113,15 @@ def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
 
 
 def replay_arguments(pipeline: Sequence[PassUnderTest]) -> list[str]:
-    """Command-line flags that rebuild `pipeline`: registered passes first, in order, then
-    Python passes, then commands, which is the order `check` and `run` compose them in."""
+    """Command-line flags that rebuild `pipeline`: registered and Python passes in order in
+    one `--passes` list when a Python pass sits between registered ones (a machine-level
+    variant between the lowering steps); otherwise registered passes first, then Python
+    passes, then commands, which is the order `check` and `run` compose them in."""
+    kinds = [p.flag[0] for p in pipeline]
+    if "--passes" in kinds and "--pass" in kinds and "--pass-cmd" not in kinds:
+        first_python = kinds.index("--pass")
+        if "--passes" in kinds[first_python:]:
+            return ["--passes", ",".join(p.flag[1] for p in pipeline)]
     registered_names = [p.flag[1] for p in pipeline if p.flag[0] == "--passes"]
     arguments = ["--passes", ",".join(registered_names)] if registered_names else []
     for step in pipeline:

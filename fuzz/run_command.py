@@ -22,7 +22,9 @@ def units_under_test(args) -> tuple[list, list[list]]:
             names = [n.strip() for n in args.passes.split(",") if n.strip()]
         else:
             names = [] if user else list(PASSES)
-        units = [registered(name) for name in names] + user
+        # `--passes` may name Python passes (MODULE:CALLABLE) among registered ones, so a
+        # replay keeps a wrong pass in its place between the machine steps around it.
+        units = [python_pass(n) if ":" in n else registered(n) for n in names] + user
     except (UnknownPass, PassLoadError) as error:
         raise UsageError(f"agxfuzz: {error}") from None
     from agxir.machine.pipeline import MACHINE_PIPELINE
@@ -147,7 +149,7 @@ def check_command(args) -> int:
 
 
 def opt_command(args) -> int:
-    from agxir.passes import UnknownPass, run_pipeline
+    from agxir.passes import UnknownPass
     from agxir.text import print_function
     from agxir.verifier import verify
     from fuzz.cli import load_function
@@ -155,7 +157,10 @@ def opt_command(args) -> int:
     fn = load_function(args.file)
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
     try:
-        changes = run_pipeline(fn, names)
+        from fuzz.passes_under_test import registered
+
+        steps = [registered(name) for name in names]
+        changes = [(step.name, step.run(fn)) for step in steps]
     except UnknownPass as error:
         raise UserError(str(error)) from None
     except Exception as error:  # the pass itself failed
