@@ -119,10 +119,19 @@ class _MachineVerifier:
 
     def source_size(self, block, index, ins, position, src, declared: spec.Src) -> None:
         ref = src.ref
-        if isinstance(ref, Immediate | Uniform) or ref.size in declared.sizes:
+        if isinstance(ref, Immediate):
             return
-        sizes = "/".join(str(s) for s in declared.sizes)
-        self.error(block, index, f"source {declared.name} must be {sizes} bits, not {ref.size}", ins)
+        if ref.size not in declared.sizes:
+            sizes = "/".join(str(s) for s in declared.sizes)
+            self.error(block, index, f"source {declared.name} must be {sizes} bits, not {ref.size}", ins)
+            return
+        dest = ins.dest
+        if dest is None or isinstance(ref, Uniform) and declared.width_rule is None:
+            return
+        if declared.width_rule == spec.AT_MOST_DEST and ref.size > dest.size:
+            self.error(block, index, f"source {declared.name} is {ref.size} bits, wider than the {dest.size}-bit destination", ins)
+        elif declared.width_rule == spec.SAME_AS_DEST and ref.size != dest.size:
+            self.error(block, index, f"source {declared.name} must be as wide as the {dest.size}-bit destination", ins)
 
     def parallel_copy(self, block, index, ins) -> None:
         written: set[object] = set()

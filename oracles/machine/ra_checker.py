@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agxir.ir import Block, Function, Instruction, Operand, Register, Value
+from agxir.ir import Block, Function, Instruction, Operand, Register, Uniform, Value
 from agxir.text import format_instruction
 
 Piece = tuple[Value, int]
@@ -55,6 +55,8 @@ def _same_operand(reference: Operand, allocated: Operand) -> bool:
         return False
     if isinstance(reference.ref, Value):
         return isinstance(allocated.ref, Register) and allocated.ref.size == reference.ref.size
+    if isinstance(reference.ref, Uniform):  # the same interface, whichever object holds it
+        return isinstance(allocated.ref, Uniform) and allocated.ref.name == reference.ref.name
     return reference.ref == allocated.ref
 
 
