@@ -30,9 +30,8 @@ from agxir.ir import Function, Register, Value, VirtualRegister
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
 from oracles.inputs import InputSet, check_inputs
 from oracles.interp.emit import NumpyEmitter
-from oracles.interp.floats import HELPERS
 from oracles.interp.lanes import Lanes
-from oracles.interp.runner import DEFAULT_FUEL, _outputs
+from oracles.interp.runner import DEFAULT_FUEL, _compiled_block, _outputs
 from oracles.memory_model import buffer_base
 from oracles.outcomes import Outcome, Returned
 
@@ -114,9 +113,8 @@ class CompiledWave:
             source, branch, stops = self._emit_unit(
                 emitter, instructions, position[block], first_unit, first
             )
-            namespace = dict(HELPERS)
-            exec(compile(source, f"<wave block {block.name}>", "exec"), namespace)
-            self.blocks.append(WaveBlock(namespace["block"], len(instructions), branch, stops))
+            run = _compiled_block(source)  # cached by text, as the SSA interpreter's are
+            self.blocks.append(WaveBlock(run, len(instructions), branch, stops))
         self.constants = list(emitter.constants)
 
     def _emit_unit(self, em: WaveEmitter, instructions, number: int, first_unit, first: bool):
