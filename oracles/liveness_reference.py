@@ -159,8 +159,8 @@ def compare_liveness(
 ) -> str | None:
     """None when `liveness` (anything with live_in, live_out, kills and max_pressure, like
     agxir.liveness.Liveness) agrees with the reference on `fn`; else the first difference,
-    block by block in function order (live_in, live_out, then each instruction's kills),
-    then max_pressure."""
+    block by block in function order (live_in, live_out, then each instruction's kills and
+    the set live just after it), then max_pressure."""
     ref = reference if reference is not None else reference_liveness(fn)
     for block in dict.fromkeys(fn.blocks):
         for kind, got, want in (
@@ -179,6 +179,15 @@ def compare_liveness(
             )
             if found:
                 return found
+            # The per-point sets RA and pressure consume, not only the block boundaries.
+            if not ins.is_phi and hasattr(liveness, "live_after"):
+                found = _difference(
+                    f"live after [{block.name}, instruction {index} ({what})]",
+                    frozenset(liveness.live_after(ins)),
+                    frozenset(ref.at[(block, index + 1)]),
+                )
+                if found:
+                    return found
     if liveness.max_pressure != ref.max_pressure:
         return (
             f"max_pressure: analysis has {liveness.max_pressure}, reference has "

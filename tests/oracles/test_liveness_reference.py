@@ -231,3 +231,20 @@ def _verified_goldens():
 def test_analysis_agrees_with_the_reference_on_golden_files(path):
     fn = parse_function(path.read_text(), filename=path.name)
     assert compare_liveness(fn, Liveness(fn)) is None
+
+
+def test_a_liveness_with_right_block_sets_and_kills_but_wrong_points_is_caught():
+    """RA and pressure read the per-point sets: corrupting only those must not pass."""
+    from agxir.liveness import Liveness
+    from agxir.text import parse_function
+    from oracles.liveness_reference import compare_liveness
+
+    fn = parse_function(open("tests/golden/liveness_loop_back_edge.agx").read())
+
+    class DropsAPoint(Liveness):
+        def live_after(self, ins):
+            found = super().live_after(ins)
+            return frozenset(list(found)[1:]) if len(found) > 1 else found
+
+    assert compare_liveness(fn, Liveness(fn)) is None
+    assert "live after [" in compare_liveness(fn, DropsAPoint(fn))
