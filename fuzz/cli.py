@@ -202,6 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("file")
     opt.add_argument("-p", "--passes", required=True, metavar="LIST",
                      help="passes to run in order, comma-separated")
+    opt.add_argument("--stats", action="store_true",
+                     help="print Mesa's stats line for the result (instrs, halfregs, threads, "
+                     "copies) as a comment")
     opt.set_defaults(handler=cmd_opt)
 
     reduce_cmd = commands.add_parser(

@@ -167,6 +167,10 @@ def opt_command(args) -> int:
         raise UserError(f"{args.file}: a pass raised {type(error).__name__}: {error}") from None
     for name, changed in changes:
         print(f"; {name}: {'changed' if changed else 'no change'}")
+    if getattr(args, "stats", False):
+        from agxir.machine.stats import function_stats
+
+        print(f"; stats: {function_stats(fn).line()}")
     sys.stdout.write(print_function(fn))
     errors = verify(fn)
     if errors:
