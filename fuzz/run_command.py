@@ -27,20 +27,23 @@ def units_under_test(args) -> tuple[list, list[list]]:
         units = [python_pass(n) if ":" in n else registered(n) for n in names] + user
     except (UnknownPass, PassLoadError) as error:
         raise UsageError(f"agxfuzz: {error}") from None
-    from agxir.machine.pipeline import MACHINE_PIPELINE
+    from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE, VREG_PIPELINE
     from fuzz.passes_under_test import machine_prefix
 
     by_name = {unit.name: unit for unit in units}
     pipelines = [
         [by_name.get(n) or registered(n) for n in machine_prefix(unit.name)]
         for unit in units
-        if unit.name not in MACHINE_PIPELINE or args.passes is not None
+        if unit.name not in MACHINE_PASSES or args.passes is not None
     ]
     if args.passes is None and not user:
         pipelines.append([registered(name) for name in DEFAULT_PIPELINE])
         pipelines.append([registered(name) for name in ADDRESS_PIPELINE])
-        units += [registered(name) for name in MACHINE_PIPELINE]
-        pipelines.append(units[-len(MACHINE_PIPELINE):])
+        # The machine level: Mesa's route (SSA-based RA) and the vreg route.
+        units += [registered(name) for name in MACHINE_PASSES]
+        machine = {unit.name: unit for unit in units}
+        pipelines.append([machine[name] for name in MACHINE_PIPELINE])
+        pipelines.append([machine[name] for name in VREG_PIPELINE])
     elif len(units) > 1:
         pipelines.append(list(units))
     return units, pipelines

@@ -6,13 +6,19 @@ Filled explicitly here (no registration on import). Each pass is a `Pass` from
 
 from __future__ import annotations
 
-from agxir.machine import lower_cf, lower_copies, lower_phis, regalloc
+from agxir.machine import lower_cf, lower_copies, lower_phis, out_of_ssa, regalloc, vreg_alloc
 from agxir.passes.pass_ import Pass
 
 MACHINE_PASSES: dict[str, Pass] = {
-    p.name: p for p in (lower_cf.PASS, regalloc.PASS, lower_phis.PASS, lower_copies.PASS)
+    p.name: p
+    for p in (
+        lower_cf.PASS, regalloc.PASS, lower_phis.PASS, lower_copies.PASS,
+        out_of_ssa.PASS, vreg_alloc.PASS,
+    )
 }
 
 # SSA -> exec -> machine (Mesa's route: SSA-based RA), ending in phi and parallel-copy
-# lowering.
+# lowering; and the vreg route (out of SSA first, then a vreg allocator), for vreg-level
+# passes.
 MACHINE_PIPELINE: tuple[str, ...] = ("lower-cf", "ra", "lower-phis", "lower-copies")
+VREG_PIPELINE: tuple[str, ...] = ("lower-cf", "out-of-ssa", "vreg-ra", "lower-copies")

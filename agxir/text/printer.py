@@ -37,10 +37,11 @@ def format_operand(op: ir.Operand, src_kind: str) -> str:
     ref = op.ref
     if isinstance(ref, ir.Value):
         text = f"%{ref.name}"
-    elif isinstance(ref, ir.Register):
-        text = ref.name
-    elif isinstance(ref, ir.VirtualRegister):
-        text = f"v{ref.index}:{ref.size}"
+    elif isinstance(ref, ir.Register | ir.VirtualRegister):
+        # Modifiers attach to the name, before a size: `v3.abs:32`, `h5.neg:32`.
+        name, _, size = (ref.name if isinstance(ref, ir.Register) else repr(ref)).partition(":")
+        mods = (".abs" if op.abs else "") + (".neg" if op.neg else "")
+        return name + mods + (f":{size}" if size else "")
     elif isinstance(ref, ir.Uniform):
         text = ref.name
     elif src_kind == spec.FLOAT and 0 <= ref.bits <= 0xFF:

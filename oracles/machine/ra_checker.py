@@ -19,8 +19,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agxir.ir import Block, Function, Instruction, Operand, Register, Uniform, Value
+from agxir.ir import (
+    Block,
+    Function,
+    Instruction,
+    Operand,
+    Register,
+    Uniform,
+    Value,
+    VirtualRegister,
+)
 from agxir.text import format_instruction
+
+Meant = (Value, VirtualRegister)  # what a reference program's operand may mean
 
 Piece = tuple[Value, int]
 State = dict[int, frozenset[Piece]]
@@ -45,15 +56,19 @@ class Misaligned(Exception):
     pass
 
 
+def _name(value) -> str:
+    return f"%{value.name}" if isinstance(value, Value) else value.name
+
+
 def _describe(pieces: frozenset[Piece]) -> str:
-    names = sorted({f"%{v.name}" + (f"[{i}]" if i else "") for v, i in pieces})
+    names = sorted({_name(v) + (f"[{i}]" if i else "") for v, i in pieces})
     return ", ".join(names) if names else "nothing the program defined"
 
 
 def _same_operand(reference: Operand, allocated: Operand) -> bool:
     if reference.abs != allocated.abs or reference.neg != allocated.neg:
         return False
-    if isinstance(reference.ref, Value):
+    if isinstance(reference.ref, Meant):
         return isinstance(allocated.ref, Register) and allocated.ref.size == reference.ref.size
     if isinstance(reference.ref, Uniform):  # the same interface, whichever object holds it
         return isinstance(allocated.ref, Uniform) and allocated.ref.name == reference.ref.name
@@ -71,9 +86,15 @@ def _counterpart(reference: Instruction, allocated: Instruction) -> bool:
         return False
     if not all(_same_operand(r, a) for r, a in zip(reference.srcs, allocated.srcs, strict=True)):
         return False
-    if isinstance(reference.dest, Value):
-        return isinstance(allocated.dest, Register) and allocated.dest.size == reference.dest.size
-    return reference.dest == allocated.dest
+    if len(reference.defs()) != len(allocated.defs()):
+        return False
+    for meant, got in zip(reference.defs(), allocated.defs(), strict=True):
+        if isinstance(meant, Meant):
+            if not (isinstance(got, Register) and got.size == meant.size):
+                return False
+        elif meant != got:
+            return False
+    return True
 
 
 class _Checker:
@@ -120,13 +141,17 @@ class _Checker:
                 if self.reporting:
                     holds = state.get(half, frozenset())
                     self.errors.append(RAError(
-                        block.name, format_instruction(ins), register.name, f"%{value.name}",
+                        block.name, format_instruction(ins), register.name, _name(value),
                         _describe(holds),
                     ))
                 return
 
     @staticmethod
-    def define(state: State, register: Register, value: Value | None) -> None:
+    def define(state: State, register: Register, value) -> None:
+        if isinstance(value, VirtualRegister):  # a vreg's older copies are stale now
+            for half, pieces in state.items():
+                if any(v == value for v, _ in pieces):
+                    state[half] = frozenset(p for p in pieces if p[0] != value)
         for piece, half in enumerate(register.halves):
             state[half] = frozenset({(value, piece)}) if value is not None else frozenset()
 
@@ -146,11 +171,15 @@ class _Checker:
                 state.update(moved)
                 continue
             for src, meant in zip(ins.srcs, reference.srcs, strict=True):
-                if isinstance(meant.ref, Value):
+                if isinstance(meant.ref, Meant):
                     self.read(state, block, ins, meant.ref, src.ref)
-            if isinstance(ins.dest, Register):
-                value = reference.dest if isinstance(reference.dest, Value) else None
-                self.define(state, ins.dest, value)
+            if ins.name == "parallel_copy":  # the sources were read above, before any write
+                for dest, meant in zip(ins.dests, reference.dests, strict=True):
+                    self.define(state, dest, meant if isinstance(meant, Meant) else None)
+                continue
+            for dest, meant in zip(ins.defs(), reference.defs(), strict=True):
+                if isinstance(dest, Register):
+                    self.define(state, dest, meant if isinstance(meant, Meant) else None)
         return state
 
     def entry(self, block: Block, outs: dict[Block, State]) -> State | None:
@@ -167,7 +196,7 @@ class _Checker:
                 if index is None:
                     continue
                 meant = reference.srcs[index]
-                if isinstance(meant.ref, Value):
+                if isinstance(meant.ref, Meant):
                     self.read(outs[pred], block, ins, meant.ref, ins.srcs[index].ref)
                 for piece, half in enumerate(ins.dest.halves):
                     updates[half] = frozenset({(reference.dest, piece)})
