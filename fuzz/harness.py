@@ -140,6 +140,7 @@ class Harness:
         self.stats = Stats()
         self._outcomes: dict[str, list[Outcome]] = {}
         self._liveness: dict[str, str | None] = {}
+        self._declined = False
 
     # --- memoized oracles ---------------------------------------------------------------------
     def outcomes(self, fn: Function, text: str) -> list[Outcome]:
@@ -179,6 +180,7 @@ class Harness:
         """Every pipeline on `fn`; at most one finding per pipeline."""
         self._outcomes.clear()
         self._liveness.clear()
+        self._declined = False
         text = print_function(fn)
         self.stats.programs += 1
         outcomes = self.outcomes(fn, text)
@@ -216,7 +218,9 @@ class Harness:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
             except Exception as error:  # a pass that raises is a finding, not our crash
                 if _declined(error, current):
-                    self.stats.unstructurable += 1
+                    if not self._declined:  # once per program, whatever the pipelines
+                        self.stats.unstructurable += 1
+                        self._declined = True
                     return None
                 return found("crash", f"{type(error).__name__}: {error}")
             after = print_function(work)
