@@ -65,30 +65,8 @@ entry:
 """
 
 
-def _fallback_parser() -> argparse.ArgumentParser:
-    """The subparser handed to the lead for fuzz/cli.py, used until it is merged."""
-    parser = argparse.ArgumentParser(prog="agxfuzz")
-    commands = parser.add_subparsers(dest="command")
-    reduce_cmd = commands.add_parser("reduce")
-    reduce_cmd.add_argument("file")
-    reduce_cmd.add_argument("-o", "--out", metavar="OUT")
-    cli._add_pass_flags(reduce_cmd)
-    reduce_cmd.add_argument("--oracle", metavar="NAME")
-    reduce_cmd.add_argument("--threads", type=cli._positive, default=32)
-    reduce_cmd.add_argument("--sets", type=cli._positive, default=8)
-    reduce_cmd.add_argument("--seed", type=cli._seed)
-    reduce_cmd.add_argument("--inputs", metavar="JSON")
-    reduce_cmd.add_argument("--timeout", type=cli._positive_float, metavar="SECONDS")
-    return parser
-
-
-def _has_reduce_command() -> bool:
-    return "reduce" in cli.build_parser()._subparsers._group_actions[0].choices
-
-
 def parse(*argv: str) -> argparse.Namespace:
-    parser = cli.build_parser() if _has_reduce_command() else _fallback_parser()
-    return parser.parse_args(["reduce", *argv])
+    return cli.build_parser().parse_args(["reduce", *argv])
 
 
 def reduce(*argv: str) -> int:
@@ -227,7 +205,6 @@ def test_time_budget_keeps_a_valid_reproducer(victim, capsys):
     assert not verify(parse_function(victim.with_name("victim.reduced.agx").read_text()))
 
 
-@pytest.mark.skipif(not _has_reduce_command(), reason="the lead has not wired `reduce` into cli")
 def test_through_the_real_command_line(victim):
     result = subprocess.run(
         [sys.executable, "-m", "fuzz", "reduce", str(victim), "--pass", WRONG_CMPSEL,

@@ -257,7 +257,7 @@ def _memory(encoded, fn):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_generated_loop_free_programs_agree_with_the_interpreter(seed):
-    generate = pytest.importorskip("fuzz.generate")
+    from fuzz import generate
     source = generate.ChoiceSource.from_seed(seed)
     fn = generate.generate_program(source, generate.Features(loops=False, unstructured=False),
                                    size=40)
@@ -266,7 +266,7 @@ def test_generated_loop_free_programs_agree_with_the_interpreter(seed):
     (inputs,) = generate.generate_inputs(fn, source, threads=threads, sets=1)
     outcome = CompiledFunction(fn).run([inputs])[0]
     if outcome.kind == "undefined" and outcome.reason == "data race":
-        pytest.skip("a data race is outside one thread's view")
+        return  # a race between threads is outside one thread's encoding: nothing to compare
     for tid in range(threads):
         encoded = encode(fn, tid, inputs.scalars, inputs.buffers)
         slots = sorted(encoded.exports)
