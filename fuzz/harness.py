@@ -230,6 +230,8 @@ class Harness:
                     change = _first_changed_line(current_text, after)
                     return found("no-change", f"reported no change but {change}")
                 continue
+            if after == current_text:
+                return found("no-change", "reported a change but the function is unchanged")
             self.stats.pass_changes[step.name] += 1
             verdict = self.step_verdict(
                 Step(step.name, current, current_text, work, after, fn, original)
