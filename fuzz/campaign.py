@@ -60,6 +60,7 @@ class CampaignResult:
     findings: list = field(default_factory=list)  # (Finding, files) for new signatures
     duplicates: int = 0
     internal_error: str | None = None
+    worker_deaths: int = 0  # workers a pass took down (each reported, each replaced)
     first_finding_seconds: float | None = None  # when the first finding arrived
     first_finding_program: int | None = None  # how many programs it took (index + 1)
 
@@ -78,29 +79,69 @@ def build_case(seed: int, index: int, config: CampaignConfig):
     return fn, inputs
 
 
-def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop) -> None:
-    stats = Stats()
-    last_report = time.monotonic()
-    index = job
+def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop,
+          current=None, start: int | None = None) -> None:
+    index = job if start is None else start
     try:
         while config.examples is None or index < config.examples:
             if stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
                 break
+            if current is not None:
+                current[job] = index  # what the parent blames if this process dies
             fn, inputs = build_case(config.seed, index, config)
             harness = Harness(inputs, **config.harness_options())
             findings = harness.check(fn, config.pipelines)
-            stats.merge(harness.stats)
             for finding in findings:
                 messages.put(("finding", index, finding))
+            # Per program, so a worker that dies has had every program it finished counted.
+            messages.put(("stats", job, harness.stats))
             index += config.jobs
-            if time.monotonic() - last_report > REPORT_EVERY:
-                messages.put(("stats", job, stats))
-                stats = Stats()
-                last_report = time.monotonic()
     except Exception as error:  # a harness bug: report it with what replays it
         messages.put(("error", job, f"program {index}: {type(error).__name__}: {error}"))
-    messages.put(("stats", job, stats))
     messages.put(("done", job, None))
+
+
+def _dies(fn, inputs, pipeline, config: CampaignConfig) -> int | None:
+    """Run one pipeline on one program in a forked child; its wait status if it died."""
+    pid = os.fork()
+    if pid == 0:  # the child: whatever the pass does to this process stays here
+        try:
+            Harness(inputs, **config.harness_options()).check(fn, [pipeline])
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return None if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else status
+
+
+def _describe_death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        import signal
+
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exited with status {os.WEXITSTATUS(status)}"
+
+
+def death_finding(config: CampaignConfig, index: int, exitcode: int | None) -> Finding:
+    """The finding for a worker that died on program `index`: which pipeline and step kill
+    a fresh process too (found by forking one child per prefix), or the whole program."""
+    from agxir.text import print_function
+
+    fn, inputs = build_case(config.seed, index, config)
+    text = print_function(fn)
+    for pipeline in config.pipelines:
+        status = _dies(fn, inputs, pipeline, config)
+        if status is None:
+            continue
+        for length in range(1, len(pipeline) + 1):
+            step_status = _dies(fn, inputs, pipeline[:length], config)
+            if step_status is not None:
+                names = tuple(step.name for step in pipeline[:length])
+                message = f"the pass took its process down ({_describe_death(step_status)})"
+                return Finding(names[-1], "crash", message, names, text, inputs[0])
+    how = f"exit code {exitcode}" if exitcode is not None else "no exit code"
+    names = tuple(step.name for pipeline in config.pipelines[:1] for step in pipeline)
+    message = f"a worker died on this program ({how}) and a fresh process does not"
+    return Finding(names[-1] if names else "(input)", "crash", message, names, text, inputs[0])
 
 
 def run_campaign(
@@ -113,12 +154,17 @@ def run_campaign(
     context = multiprocessing.get_context("fork")
     messages = context.Queue()
     stop = context.Event()
-    workers = [
-        context.Process(target=_work, args=(job, config, stop_at, messages, stop), daemon=True)
-        for job in range(config.jobs)
-    ]
-    for worker in workers:
-        worker.start()
+    current = context.Array("q", config.jobs, lock=False)
+
+    def start(job: int, first: int | None = None):
+        process = context.Process(
+            target=_work, args=(job, config, stop_at, messages, stop, current, first), daemon=True
+        )
+        process.start()
+        return process
+
+    workers = [start(job) for job in range(config.jobs)]
+    finished: set[int] = set()
     result = CampaignResult(Stats(), 0.0)
     seen: set[str] = set()
     running = len(workers)
@@ -128,9 +174,21 @@ def run_campaign(
             try:
                 kind, who, payload = messages.get(timeout=0.2)
             except queue.Empty:
-                if not any(w.is_alive() for w in workers):
-                    break
                 kind = None
+                for job, worker in enumerate(workers):
+                    if job in finished or worker.is_alive() or not messages.empty():
+                        continue
+                    # Died without saying done: a pass took the process down. Report it
+                    # and let a replacement carry on with the rest of this worker's share.
+                    index = current[job]
+                    result.worker_deaths += 1
+                    finding = death_finding(config, index, worker.exitcode)
+                    _record(result, store, seen, finding, config, index)
+                    if config.fail_fast:
+                        stop.set()
+                    workers[job] = start(job, index + config.jobs)
+                if not any(w.is_alive() for w in workers) and messages.empty():
+                    break
             if kind == "stats":
                 result.stats.merge(payload)
             elif kind == "finding":
@@ -148,6 +206,7 @@ def run_campaign(
             elif kind == "error":
                 result.internal_error = payload
             elif kind == "done":
+                finished.add(who)
                 running -= 1
             now = time.monotonic()
             if on_progress and now - last_progress >= 1.0:

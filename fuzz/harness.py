@@ -216,7 +216,8 @@ class Harness:
                     changed = step.run(work)
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
-            except Exception as error:  # a pass that raises is a finding, not our crash
+            except (Exception, SystemExit) as error:  # a pass that raises (or exits) is a
+                # finding, not our crash; Ctrl-C (KeyboardInterrupt) still stops the run
                 if _declined(error, current):
                     if not self._declined:  # once per program, whatever the pipelines
                         self.stats.unstructurable += 1
