@@ -49,7 +49,18 @@ def load_function(path: str, *, verified: bool = True):
         errors = verify(fn)
         if errors:
             raise UserError("\n".join(f"{path}: {error}" for error in errors))
+    for uniform in fn.uniforms:
+        if uniform.is_buffer and uniform.buffer_bytes > MAX_INTERPRETED_BUFFER:
+            raise UserError(
+                f"{path}: buffer {uniform.name} of {uniform.buffer_bytes} bytes is over the "
+                f"interpreter's limit of {MAX_INTERPRETED_BUFFER >> 20} MiB per buffer"
+            )
     return fn
+
+
+# Every input set holds each buffer for every thread's view of memory: larger ones cost
+# seconds and gigabytes per run, so they are refused up front with a clear message.
+MAX_INTERPRETED_BUFFER = 64 << 20
 
 
 def cmd_fmt(args) -> int:

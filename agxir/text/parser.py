@@ -50,8 +50,18 @@ def _alias_table() -> dict[str, tuple[spec.Opcode, dict[str, int | str]]]:
 ALIASES = _alias_table()
 
 
+# Longer literals are out of every range the IR has; they are read as TOO_LARGE rather than
+# converted (Python refuses decimal strings over 4300 digits, and huge ints cost time).
+MAX_LITERAL_CHARS = 40
+TOO_LARGE = 1 << 160
+MAX_BUFFER_BYTES = 1 << 32  # buffers sit above 2^32 and are addressed with 32-bit offsets
+
+
 def parse_int_literal(text: str) -> int | None:
-    """A non-negative decimal or 0x-hex literal, or None."""
+    """A non-negative decimal or 0x-hex literal, or None; TOO_LARGE for a literal longer
+    than MAX_LITERAL_CHARS (every range check then rejects it with its own message)."""
+    if len(text) > MAX_LITERAL_CHARS and (_DECIMAL_RE.fullmatch(text) or _HEX_RE.fullmatch(text)):
+        return TOO_LARGE
     if _DECIMAL_RE.fullmatch(text):
         return int(text, 10)
     if _HEX_RE.fullmatch(text):
@@ -229,6 +239,8 @@ class Parser:
             count, nbytes = self.number("a buffer size in bytes")
             if nbytes == 0:
                 raise self.error(count, "a buffer must have at least one byte")
+            if nbytes > MAX_BUFFER_BYTES:
+                raise self.error(count, f"a buffer holds at most {MAX_BUFFER_BYTES:#x} bytes")
             self.expect_punct("]", "after the buffer size")
             uniform = ir.Uniform(name.text, 64, buffer_bytes=nbytes)
         elif token.kind == NUMBER:
@@ -397,7 +409,8 @@ class Parser:
                 token, f"negative immediate '#{text}': write '#{text[1:]}.neg' instead"
             )
         if value > MAX_INT_IMMEDIATE:
-            raise self.error(token, f"immediate #{text} does not fit in 16 bits (max 0xffff)")
+            shown = text if len(text) <= MAX_LITERAL_CHARS else text[:MAX_LITERAL_CHARS] + "..."
+            raise self.error(token, f"immediate #{shown} does not fit in 16 bits (max 0xffff)")
         return ir.Immediate(value)
 
     def attributes(
