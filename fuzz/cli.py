@@ -27,13 +27,15 @@ class UsageError(UserError):
 
 
 def _read(path: str) -> str:
+    """The text of `path` (a UTF-8 byte-order mark is accepted). A file that cannot be read
+    is bad usage (exit 2), never a result: for `check` and `repro` exit 1 means "fails"."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return handle.read()
     except OSError as error:
-        raise UserError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file") from None
+        raise UsageError(f"{path}: not a UTF-8 text file") from None
 
 
 def load_function(path: str, *, verified: bool = True):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -84,9 +85,14 @@ def python_pass(spec: str) -> PassUnderTest:
 
 def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
     """An external program that reads IR text on stdin and writes IR text on stdout."""
-    argv = shlex.split(command)
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:  # an unterminated quote, say
+        raise PassLoadError(f"--pass-cmd: {error}: {command}") from None
     if not argv:
         raise PassLoadError("--pass-cmd: empty command")
+    if shutil.which(argv[0]) is None:
+        raise PassLoadError(f"--pass-cmd: no such program: {argv[0]}")
 
     def run(fn: Function) -> bool:
         from agxir.text import ParseError, parse_function, print_function
@@ -108,6 +114,7 @@ def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
         except ParseError as error:
             raise PassFailed(f"command printed malformed IR: {error}") from None
         fn.name, fn.uniforms, fn.blocks = after.name, after.uniforms, after.blocks
+        fn.level, fn.notes = after.level, after.notes
         return print_function(fn) != before
 
     return PassUnderTest(f"cmd:{Path(argv[0]).name}", run, ("--pass-cmd", command))

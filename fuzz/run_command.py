@@ -165,7 +165,7 @@ def opt_command(args) -> int:
         steps = [registered(name) for name in names]
         changes = [(step.name, step.run(fn)) for step in steps]
     except UnknownPass as error:
-        raise UserError(str(error)) from None
+        raise UsageError(f"agxfuzz: {error}") from None
     except Exception as error:  # the pass itself failed
         raise UserError(f"{args.file}: a pass raised {type(error).__name__}: {error}") from None
     for name, changed in changes:

@@ -34,6 +34,8 @@ def register_from_name(name: str, size: int | None) -> ir.Register | ir.VirtualR
     if match is None:
         return f"'{name}' is not a register"
     pair, half_suffix, quad, half, virtual = match.groups()
+    if len(pair or quad or half or virtual) > 6:  # out of every range; never converted
+        return f"{name[:12]}... is out of range"
     if virtual is not None or half is not None:
         if size is None:
             return f"{name} needs a size: {name}:16, {name}:32 or {name}:64"

@@ -116,7 +116,7 @@ def test_repro_replays_a_finding_record(tmp_path):
     record_path.write_text(json.dumps(record))
     fixed = agxfuzz("repro", str(record_path))
     assert fixed.returncode == 0 and "no longer fails" in fixed.stdout
-    assert agxfuzz("repro", str(tmp_path / "nothing.json")).returncode == 1
+    assert agxfuzz("repro", str(tmp_path / "nothing.json")).returncode == 2  # not "still fails"
 
 
 def test_findings_are_reduced_before_they_are_written(tmp_path):

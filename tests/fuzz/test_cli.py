@@ -60,7 +60,7 @@ def test_verify_ok_and_failures():
 
 def test_missing_file_is_one_line():
     result = agxfuzz("verify", "no/such/file.agx")
-    assert result.returncode == 1
+    assert result.returncode == 2  # unreadable input is bad usage, not a verifier result
     assert result.stderr.count("\n") == 1 and "cannot read" in result.stderr
 
 

@@ -1,0 +1,48 @@
+"""Bad usage and unreadable input exit 2 with one line, everywhere: a typo in CI must not
+look like a reproduced bug (exit 1) or a clean run (exit 0)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def agxfuzz(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fuzz", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("verify", "no/such.agx"), "no/such.agx: cannot read: No such file or directory"),
+        (("check", "no/such.agx"), "no/such.agx: cannot read: No such file or directory"),
+        (("verify", "tests"), "tests: cannot read: Is a directory"),
+        (("repro", "no/such.json"), "no/such.json: cannot read: No such file or directory"),
+        (("tv", "no/such.agx", "no/such.agx"), "no/such.agx: cannot read"),
+        (("reduce", "no/such.agx", "--passes", "dce"), "no/such.agx: cannot read"),
+        (("run", "--examples", "1", "--pass-cmd", '"unterminated'),
+         "agxfuzz: --pass-cmd: No closing quotation"),
+        (("run", "--examples", "1", "--pass-cmd", "/nonexistent/prog"),
+         "agxfuzz: --pass-cmd: no such program: /nonexistent/prog"),
+        (("opt", str(GOLDEN / "loop_prefix_sum.agx"), "-p", "nosuch"),
+         "agxfuzz: unknown pass 'nosuch'"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(args, message):
+    result = agxfuzz(*args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "bom.agx"
+    path.write_bytes(b"\xef\xbb\xbf" + (GOLDEN / "loop_prefix_sum.agx").read_bytes())
+    result = agxfuzz("verify", str(path))
+    assert result.returncode == 0, result.stderr
