@@ -12,6 +12,7 @@ import hashlib
 import multiprocessing
 import os
 import queue
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ class CampaignConfig:
     reduce_seconds: float = 10.0  # per new finding, before it is written; 0: write as found
     liveness_analysis: object = None  # None: agxir.liveness.Liveness (the zoo swaps it)
     address_heavy: bool = False  # programs whose memory accesses use address math shapes
+    pass_memory_mb: int | None = 4096  # address space per worker: a pass that eats memory
+    # fails with MemoryError (a crash finding) instead of taking the machine down
 
     def harness_options(self) -> dict:
         return {
@@ -61,6 +64,8 @@ class CampaignResult:
     duplicates: int = 0
     internal_error: str | None = None
     worker_deaths: int = 0  # workers a pass took down (each reported, each replaced)
+    interrupted: bool = False  # stopped by Ctrl-C: the summary covers what was checked
+    memory_limit_hits: int = 0  # crash findings that were the memory limit
     first_finding_seconds: float | None = None  # when the first finding arrived
     first_finding_program: int | None = None  # how many programs it took (index + 1)
 
@@ -79,8 +84,33 @@ def build_case(seed: int, index: int, config: CampaignConfig):
     return fn, inputs
 
 
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the campaign's process dies (SIGKILL of the
+    parent included), so no worker outlives its run."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _limit_memory(megabytes: int | None) -> None:
+    if megabytes:
+        import resource
+
+        limit = megabytes << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop,
           current=None, start: int | None = None) -> None:
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _limit_memory(config.pass_memory_mb)
     index = job if start is None else start
     try:
         while config.examples is None or index < config.examples:
@@ -212,6 +242,10 @@ def run_campaign(
             if on_progress and now - last_progress >= 1.0:
                 on_progress(result.stats, now - started, len(result.findings))
                 last_progress = now
+    except KeyboardInterrupt:
+        result.interrupted = True
+        stop.set()
+        _drain(messages, result, workers)
     finally:
         for worker in workers:
             worker.join(timeout=5)
@@ -221,7 +255,21 @@ def run_campaign(
     return result
 
 
+def _drain(messages, result: CampaignResult, workers) -> None:
+    """After Ctrl-C: collect the statistics the workers still send as they stop."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(w.is_alive() for w in workers):
+        try:
+            kind, _, payload = messages.get(timeout=0.1)
+        except (queue.Empty, KeyboardInterrupt):
+            continue
+        if kind == "stats":
+            result.stats.merge(payload)
+
+
 def _record(result, store, seen, finding: Finding, config: CampaignConfig, index: int) -> None:
+    if finding.oracle == "crash" and finding.message.startswith("MemoryError"):
+        result.memory_limit_hits += 1
     if finding.signature in seen:
         result.duplicates += 1
         return

@@ -185,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, help="seed of the run; the same seed replays it")
     run.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
     _add_pass_flags(run)
+    run.add_argument("--pass-memory", type=_positive, default=4096, metavar="MB",
+                     help="address space per worker process (default 4096 MB): a pass that "
+                     "exceeds it fails with MemoryError, a crash finding")
     run.add_argument("--out", default="findings", metavar="DIR",
                      help="where findings are written (default: ./findings)")
     run.add_argument("--fail-fast", action="store_true", help="stop at the first finding")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -99,13 +101,18 @@ def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
 
         before = print_function(fn)
         try:
-            done = subprocess.run(
-                argv, input=before, capture_output=True, text=True, timeout=timeout
-            )
+            # Its own process group, so a timeout kills whatever the command started too.
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True, start_new_session=True)
         except FileNotFoundError:
             raise PassFailed(f"command not found: {argv[0]}") from None
+        try:
+            stdout, stderr = process.communicate(before, timeout=timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
             raise PassFailed(f"command did not finish within {timeout:g} s") from None
+        done = subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
             raise PassFailed(f"command exited with status {done.returncode}: {last}")

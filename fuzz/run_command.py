@@ -67,6 +67,12 @@ def _print_summary(result, units, seed: int) -> None:
         f"input sets: {stats.input_sets}, skipped {stats.skipped_undefined} undefined, "
         f"{stats.skipped_out_of_fuel} out of fuel"
     )
+    if result.interrupted:
+        print("interrupted (Ctrl-C): the counts cover the programs checked before it")
+    if result.worker_deaths:
+        print(f"workers taken down by a pass: {result.worker_deaths} (each reported, each replaced)")
+    if result.memory_limit_hits:
+        print(f"pass memory limit hit: {result.memory_limit_hits} times (--pass-memory)")
     if stats.unstructurable:
         print(f"machine pipeline: {stats.unstructurable} programs not structurable, not lowered")
     print("pass changes (programs where the pass changed something / runs):")
@@ -100,6 +106,7 @@ def run_campaign_command(args) -> int:
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
         fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
+        pass_memory_mb=getattr(args, "pass_memory", 4096) or None,
     )
     store = FindingStore(args.out, _replay_flags(units))
     tty = sys.stdout.isatty()
@@ -124,7 +131,11 @@ def run_campaign_command(args) -> int:
         print(f"agxfuzz: internal error (a harness bug, please report): {result.internal_error}",
               file=sys.stderr)
         return 3
-    return 1 if result.findings else 0
+    if result.findings:
+        return 1
+    if result.interrupted:  # not every program of the budget was checked: not a green run
+        return 130
+    return 0
 
 
 def check_command(args) -> int:
