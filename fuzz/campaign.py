@@ -66,6 +66,8 @@ class CampaignResult:
     worker_deaths: int = 0  # workers a pass took down (each reported, each replaced)
     interrupted: bool = False  # stopped by Ctrl-C: the summary covers what was checked
     memory_limit_hits: int = 0  # crash findings that were the memory limit
+    shapes: dict = field(default_factory=dict)  # (pass, oracle, reproducer shape) -> index
+    more_like: list = field(default_factory=list)  # per finding: later ones of that shape
     first_finding_seconds: float | None = None  # when the first finding arrived
     first_finding_program: int | None = None  # how many programs it took (index + 1)
 
@@ -213,7 +215,7 @@ def run_campaign(
                     index = current[job]
                     result.worker_deaths += 1
                     finding = death_finding(config, index, worker.exitcode)
-                    _record(result, store, seen, finding, config, index)
+                    _record(result, store, seen, finding, config, index, in_process=False)
                     if config.fail_fast:
                         stop.set()
                     workers[job] = start(job, index + config.jobs)
@@ -267,17 +269,75 @@ def _drain(messages, result: CampaignResult, workers) -> None:
             result.stats.merge(payload)
 
 
-def _record(result, store, seen, finding: Finding, config: CampaignConfig, index: int) -> None:
+def _record(result, store, seen, finding: Finding, config: CampaignConfig, index: int,
+            *, in_process: bool = True) -> None:
+    """Deduplicate, reduce and write one finding. `in_process=False` for a pass that takes
+    its process down: it is neither reduced nor re-run here, in the campaign's own process."""
     if finding.oracle == "crash" and finding.message.startswith("MemoryError"):
         result.memory_limit_hits += 1
     if finding.signature in seen:
         result.duplicates += 1
         return
     seen.add(finding.signature)
-    if config.reduce_seconds > 0:
+    if config.reduce_seconds > 0 and in_process:
         finding = reduce_finding(finding, config, index)
+    # One bug, one finding: messages name slots, buffers and opcodes that differ between
+    # programs, but the reduced reproducers of one bug have one shape.
+    if in_process and finding.oracle not in ("crash", "timeout"):
+        shape = (finding.pass_name, finding.oracle, change_shape(finding, config))
+    else:  # never re-run a pass that crashed or hung in this process
+        shape = (finding.pass_name, finding.oracle, reproducer_shape(finding.program))
+    if shape in result.shapes:
+        result.more_like[result.shapes[shape]] += 1
+        result.duplicates += 1
+        return
     files = store.write(finding, seed=config.seed, index=index) if store else None
+    result.shapes[shape] = len(result.findings)
+    result.more_like.append(0)
     result.findings.append((finding, files))
+
+
+def change_shape(finding: Finding, config: CampaignConfig) -> tuple:
+    """What the failing pass did to the reproducer: the opcodes it removed and added (what
+    its wrong rule rewrote), or, when that cannot be seen, the reproducer's shape."""
+    from collections import Counter
+
+    from agxir.ir import clone_function
+    from agxir.text import ParseError, parse_function
+
+    units = {unit.name: unit for pipeline in config.pipelines for unit in pipeline}
+    try:
+        fn = parse_function(finding.program)
+        for name in finding.pipeline[:-1]:
+            units[name].run(fn)
+        before = Counter(ins.name for ins in fn.instructions())
+        after_fn = clone_function(fn)
+        units[finding.pipeline[-1]].run(after_fn)
+        after = Counter(ins.name for ins in after_fn.instructions())
+    except (ParseError, KeyError, Exception, SystemExit):
+        return reproducer_shape(finding.program)
+    change = (tuple(sorted((before - after).items())), tuple(sorted((after - before).items())))
+    if change == ((), ()):  # rewritten in place (operands swapped, a flag flipped)
+        from agxir.text import format_instruction
+
+        old = list(fn.instructions())
+        new = list(after_fn.instructions())
+        change = ("in place", tuple(sorted({
+            a.name for a, b in zip(old, new, strict=False)
+            if format_instruction(a) != format_instruction(b)
+        })))
+    return change if change[1] else reproducer_shape(finding.program)
+
+
+def reproducer_shape(program: str) -> tuple:
+    """The opcodes of each block, in order: what one bug's reduced reproducers share."""
+    from agxir.text import ParseError, parse_function
+
+    try:
+        fn = parse_function(program)
+    except ParseError:
+        return (program,)
+    return tuple(tuple(ins.name for ins in block.instructions) for block in fn.blocks)
 
 
 def reduce_finding(finding: Finding, config: CampaignConfig, index: int) -> Finding:

@@ -53,11 +53,15 @@ def write_junit(path: str, result: CampaignResult, units: list[str]) -> None:
     failures = {name: [] for name in names}
     for finding, files in result.findings:
         failures.setdefault(finding.pass_name, []).append((finding, files))
+    # Count what was checked: every program through every pipeline is a test; a pass's
+    # findings (each standing for its duplicates) are its failures.
+    checked = result.stats.programs
+    failed = len(result.findings) + result.duplicates
     suite = ElementTree.Element(
         "testsuite",
         name="agxfuzz",
-        tests=str(len(failures)),
-        failures=str(sum(1 for f in failures.values() if f)),
+        tests=str(max(checked, failed)),
+        failures=str(failed),
         time=f"{result.seconds:.3f}",
     )
     for name, found in failures.items():

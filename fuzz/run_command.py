@@ -82,8 +82,10 @@ def _print_summary(result, units, seed: int) -> None:
         share = f"{100 * changed / runs:5.1f}%" if runs else "    -"
         print(f"  {unit.name:<24} {changed:>7} / {runs:<7} {share}")
     print(f"findings: {len(result.findings)} ({result.duplicates} duplicates dropped)")
-    for finding, files in result.findings:
-        print(f"  {finding.pass_name}: {finding.oracle}: {finding.message}")
+    for number, (finding, files) in enumerate(result.findings):
+        more = result.more_like[number] if number < len(result.more_like) else 0
+        like = f" ({more} more like it)" if more else ""
+        print(f"  {finding.pass_name}: {finding.oracle}: {finding.message}{like}")
         if files:
             print(f"    reproducer: {files.reproducer}")
             print(f"    replay: {files.command}")
