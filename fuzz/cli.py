@@ -38,8 +38,9 @@ def _read(path: str) -> str:
         raise UsageError(f"{path}: not a UTF-8 text file") from None
 
 
-def load_function(path: str, *, verified: bool = True):
-    """Parse (and by default verify) the function in `path`, as a UserError on failure."""
+def load_function(path: str, *, verified: bool = True, interpreted: bool = True):
+    """Parse (and by default verify) the function in `path`, as a UserError on failure;
+    refuse (exit 2) buffers over --max-buffer when the command will interpret it."""
     from agxir.text import ParseError, parse_function
     from agxir.verifier import verify
 
@@ -52,10 +53,11 @@ def load_function(path: str, *, verified: bool = True):
         if errors:
             raise UserError("\n".join(f"{path}: {error}" for error in errors))
     for uniform in fn.uniforms:
-        if uniform.is_buffer and uniform.buffer_bytes > MAX_INTERPRETED_BUFFER:
-            raise UserError(
+        if interpreted and uniform.is_buffer and uniform.buffer_bytes > MAX_INTERPRETED_BUFFER:
+            raise UsageError(
                 f"{path}: buffer {uniform.name} of {uniform.buffer_bytes} bytes is over the "
-                f"interpreter's limit of {MAX_INTERPRETED_BUFFER >> 20} MiB per buffer"
+                f"interpreter's limit of {MAX_INTERPRETED_BUFFER >> 20} MB per buffer "
+                "(agxfuzz --max-buffer MB raises it)"
             )
     return fn
 
@@ -68,13 +70,13 @@ MAX_INTERPRETED_BUFFER = 64 << 20
 def cmd_fmt(args) -> int:
     from agxir.text import print_function
 
-    fn = load_function(args.file, verified=False)
+    fn = load_function(args.file, verified=False, interpreted=False)
     sys.stdout.write(print_function(fn))
     return 0
 
 
 def cmd_verify(args) -> int:
-    load_function(args.file)
+    load_function(args.file, interpreted=False)
     print(f"{args.file}: ok")
     return 0
 
@@ -155,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run them through passes, judge them with an interpreter, invariants and z3.",
     )
     parser.add_argument("--version", action="version", version=f"agxfuzz {VERSION}")
+    parser.add_argument("--max-buffer", type=_positive, default=MAX_INTERPRETED_BUFFER >> 20,
+                        metavar="MB", help="the largest buffer a file may declare and still be "
+                        f"interpreted (default {MAX_INTERPRETED_BUFFER >> 20} MB)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     fmt = commands.add_parser("fmt", help="print a .agx file in canonical form")
@@ -321,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    global MAX_INTERPRETED_BUFFER
+    MAX_INTERPRETED_BUFFER = args.max_buffer << 20
     try:
         return args.handler(args)
     except UserError as error:

@@ -170,7 +170,7 @@ def opt_command(args) -> int:
     from agxir.verifier import verify
     from fuzz.cli import load_function
 
-    fn = load_function(args.file)
+    fn = load_function(args.file, interpreted=False)
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
     try:
         from fuzz.passes_under_test import registered

@@ -46,3 +46,14 @@ def test_a_utf8_byte_order_mark_is_accepted(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + (GOLDEN / "loop_prefix_sum.agx").read_bytes())
     result = agxfuzz("verify", str(path))
     assert result.returncode == 0, result.stderr
+
+
+def test_a_buffer_over_the_limit_is_refused_before_interpreting_and_the_limit_can_be_raised(tmp_path):
+    path = tmp_path / "big.agx"
+    path.write_text("func @big(u0:ptr[134217728]) {\nb0:\n  stop\n}\n")
+    assert agxfuzz("verify", str(path)).returncode == 0  # the format allows it
+    refused = agxfuzz("interp", str(path), "--threads", "1", "--seed", "1")
+    assert refused.returncode == 2
+    assert "over the interpreter's limit of 64 MB per buffer" in refused.stderr
+    raised = agxfuzz("--max-buffer", "256", "interp", str(path), "--threads", "1", "--seed", "1")
+    assert raised.returncode == 0, raised.stderr
