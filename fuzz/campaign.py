@@ -11,17 +11,15 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import queue
 import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait as wait_for
 
 from fuzz.findings import FindingStore
 from fuzz.harness import Finding, Harness, Stats
 from fuzz.passes_under_test import PassUnderTest
-
-REPORT_EVERY = 0.5  # seconds between a worker's statistics messages
 
 
 def program_seed(seed: int, index: int) -> int:
@@ -124,13 +122,13 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
             harness = Harness(inputs, **config.harness_options())
             findings = harness.check(fn, config.pipelines)
             for finding in findings:
-                messages.put(("finding", index, finding))
+                messages.send(("finding", index, finding))
             # Per program, so a worker that dies has had every program it finished counted.
-            messages.put(("stats", job, harness.stats))
+            messages.send(("stats", job, harness.stats))
             index += config.jobs
     except Exception as error:  # a harness bug: report it with what replays it
-        messages.put(("error", job, f"program {index}: {type(error).__name__}: {error}"))
-    messages.put(("done", job, None))
+        messages.send(("error", job, f"program {index}: {type(error).__name__}: {error}"))
+    messages.send(("done", job, None))
 
 
 def _dies(fn, inputs, pipeline, config: CampaignConfig) -> int | None:
@@ -181,65 +179,56 @@ def run_campaign(
     store: FindingStore | None,
     on_progress: Callable[[Stats, float, int], None] | None = None,
 ) -> CampaignResult:
+    """Run the workers and gather what they send. Each worker has its own pipe, written
+    synchronously: a pass that kills its process can never leave half a message behind, and
+    the pipe's end of file tells the campaign the worker is gone."""
     started = time.monotonic()
     stop_at = started + config.seconds if config.seconds is not None else None
     context = multiprocessing.get_context("fork")
-    messages = context.Queue()
     stop = context.Event()
     current = context.Array("q", config.jobs, lock=False)
+    processes: dict[int, object] = {}
+    readers: dict[object, int] = {}
 
-    def start(job: int, first: int | None = None):
+    def start(job: int, first: int | None = None) -> None:
+        reader, writer = context.Pipe(duplex=False)
         process = context.Process(
-            target=_work, args=(job, config, stop_at, messages, stop, current, first), daemon=True
+            target=_work, args=(job, config, stop_at, writer, stop, current, first), daemon=True
         )
         process.start()
-        return process
+        writer.close()  # the worker holds the only write end: its exit is our end of file
+        processes[job] = process
+        readers[reader] = job
 
-    workers = [start(job) for job in range(config.jobs)]
+    for job in range(config.jobs):
+        start(job)
     finished: set[int] = set()
     result = CampaignResult(Stats(), 0.0)
     seen: set[str] = set()
-    running = len(workers)
     last_progress = time.monotonic()
     try:
-        while running:
-            try:
-                kind, who, payload = messages.get(timeout=0.2)
-            except queue.Empty:
-                kind = None
-                for job, worker in enumerate(workers):
-                    if job in finished or worker.is_alive() or not messages.empty():
-                        continue
-                    # Died without saying done: a pass took the process down. Report it
-                    # and let a replacement carry on with the rest of this worker's share.
-                    index = current[job]
-                    result.worker_deaths += 1
-                    finding = death_finding(config, index, worker.exitcode)
-                    _record(result, store, seen, finding, config, index, in_process=False)
-                    if config.fail_fast:
-                        stop.set()
-                    workers[job] = start(job, index + config.jobs)
-                if not any(w.is_alive() for w in workers) and messages.empty():
-                    break
-            if kind == "stats":
-                result.stats.merge(payload)
-            elif kind == "finding":
-                if result.first_finding_seconds is None:
-                    result.first_finding_seconds = time.monotonic() - started
-                    result.first_finding_program = who + 1
-                if config.fail_fast:
-                    # Stop the workers before reducing; what they found meanwhile is counted,
-                    # not reduced: a fail-fast run reports its first finding.
-                    stop.set()
-                    if result.findings:
-                        result.duplicates += 1
-                        continue
-                _record(result, store, seen, payload, config, who)
-            elif kind == "error":
-                result.internal_error = payload
-            elif kind == "done":
-                finished.add(who)
-                running -= 1
+        while readers:
+            for reader in wait_for(list(readers), timeout=0.2):
+                job = readers[reader]
+                try:
+                    kind, who, payload = reader.recv()
+                except (EOFError, OSError):
+                    del readers[reader]
+                    reader.close()
+                    process = processes[job]
+                    process.join(timeout=5)
+                    if job not in finished:
+                        # Gone without saying done: a pass took the process down. Report it
+                        # and let a replacement carry on with the rest of this worker's share.
+                        index = current[job]
+                        result.worker_deaths += 1
+                        finding = death_finding(config, index, process.exitcode)
+                        _record(result, store, seen, finding, config, index, in_process=False)
+                        if config.fail_fast:
+                            stop.set()
+                        start(job, index + config.jobs)
+                    continue
+                _handle(kind, who, payload, result, store, seen, config, stop, finished, started)
             now = time.monotonic()
             if on_progress and now - last_progress >= 1.0:
                 on_progress(result.stats, now - started, len(result.findings))
@@ -247,26 +236,53 @@ def run_campaign(
     except KeyboardInterrupt:
         result.interrupted = True
         stop.set()
-        _drain(messages, result, workers)
+        _drain(readers, result)
     finally:
-        for worker in workers:
-            worker.join(timeout=5)
-            if worker.is_alive():
-                worker.terminate()
+        for process in processes.values():
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
     result.seconds = time.monotonic() - started
     return result
 
 
-def _drain(messages, result: CampaignResult, workers) -> None:
+def _handle(kind, who, payload, result, store, seen, config, stop, finished, started) -> None:
+    if kind == "stats":
+        result.stats.merge(payload)
+    elif kind == "finding":
+        if result.first_finding_seconds is None:
+            result.first_finding_seconds = time.monotonic() - started
+            result.first_finding_program = who + 1
+        if config.fail_fast:
+            # Stop the workers before reducing; what they found meanwhile is counted, not
+            # reduced: a fail-fast run reports its first finding.
+            stop.set()
+            if result.findings:
+                result.duplicates += 1
+                return
+        _record(result, store, seen, payload, config, who)
+    elif kind == "error":
+        result.internal_error = payload
+    elif kind == "done":
+        finished.add(who)
+
+
+def _drain(readers, result: CampaignResult) -> None:
     """After Ctrl-C: collect the statistics the workers still send as they stop."""
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(w.is_alive() for w in workers):
+    while readers and time.monotonic() < deadline:
         try:
-            kind, _, payload = messages.get(timeout=0.1)
-        except (queue.Empty, KeyboardInterrupt):
+            ready = wait_for(list(readers), timeout=0.1)
+        except KeyboardInterrupt:
             continue
-        if kind == "stats":
-            result.stats.merge(payload)
+        for reader in ready:
+            try:
+                kind, _, payload = reader.recv()
+            except (EOFError, OSError):
+                del readers[reader]
+                continue
+            if kind == "stats":
+                result.stats.merge(payload)
 
 
 def _record(result, store, seen, finding: Finding, config: CampaignConfig, index: int,
