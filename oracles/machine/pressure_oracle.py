@@ -1,35 +1,55 @@
-"""Register demand: the reference count for an exec-level program, and the oracle that holds
-an allocation to it.
+"""Register demand: reference counts for an exec-level program, and the oracle that holds an
+allocation to them.
 
-The demand is the most 16-bit halves live at once: at each block entry, the live-in values
-and the phi destinations; after each instruction, what is live after it plus its
-destination if that is dead (a definition occupies a register even so). It is computed
-from `oracles.liveness_reference` (per-point live sets found by walking back from each use),
-not from the allocator's liveness.
+Both counts are worked out here from `oracles.liveness_reference` (per-point live sets found
+by walking back from each use), not from `agxir.liveness` or `agxir.machine.pressure`:
 
-An allocation must report exactly this demand (Mesa's RA sizes the register file and the
-occupancy from it; 8cc96d64 fixed a count that took phis twice), must stay within the
-bound it reports, and must use at least as many halves as the demand (more values live at
-once than halves used would mean two live values share a register).
+* `reference_demand`: what this project's allocator records (`notes["demand"]`): the most
+  16-bit halves occupied at once, at each block entry (live-in values and phi
+  destinations) and after each instruction (what is live after it, plus its destination if
+  that is dead: a definition occupies a register even so). Killed sources are free for the
+  destination (early kill); r0l is not counted.
+* `reference_mesa_demand`: Mesa's `agx_calc_register_demand` (late kill, power-of-two
+  widths, the reserved r0l, phi destinations counted once through the live-in set), to hold
+  `agxir.machine.pressure.demand` to.
+
+`demand_difference` checks an allocation: the demand it reports must equal the reference
+(Mesa 8cc96d64 fixed a count that took phis twice; the occupancy follows from it), no
+register may reach past the bound it reports, and it must use at least as many distinct
+halves as the demand (fewer would mean two values live at once share a register; so the
+highest half used is at least the demand, past r0l when it is reserved).
 """
 
 from __future__ import annotations
 
 from agxir.ir import R0L, Function, Register, Value
 from agxir.machine.occupancy import threads_for_halves
-from oracles.liveness_reference import reference_liveness
+from oracles.liveness_reference import ReferenceLiveness, reference_liveness
+
+_CONTROL = frozenset({
+    "if_icmp", "if_fcmp", "else_icmp", "else_fcmp", "while_icmp", "while_fcmp",
+    "pop_exec", "push_exec", "break", "jmp_exec_any", "jmp_exec_none",
+})  # fmt: skip
 
 
-def reference_demand(fn: Function) -> int:
-    """The demand of exec-level `fn`, in halves (registers such as r0l are not counted)."""
-    ref = reference_liveness(fn)
+def _has_control_flow(fn: Function) -> bool:
+    return any(ins.name in _CONTROL for ins in fn.instructions())
+
+
+def _first_non_phi(block) -> int:
+    return next((i for i, ins in enumerate(block.instructions) if not ins.is_phi),
+                len(block.instructions))
+
+
+def reference_demand(fn: Function, ref: ReferenceLiveness | None = None) -> int:
+    """The demand of exec-level `fn` as the allocator counts it, in halves."""
+    ref = ref if ref is not None else reference_liveness(fn)
     demand = 0
     for block in dict.fromkeys(fn.blocks):
         phi_dests = {ins.dest for ins in block.phis() if isinstance(ins.dest, Value)}
         entry = ref.live_in[block] | phi_dests
         demand = max(demand, sum(v.size // 16 for v in entry))
-        start = len(phi_dests)
-        for index in range(start, len(block.instructions)):
+        for index in range(_first_non_phi(block), len(block.instructions)):
             ins = block.instructions[index]
             after = ref.at[(block, index + 1)]
             occupied = sum(v.size // 16 for v in after)
@@ -39,11 +59,38 @@ def reference_demand(fn: Function) -> int:
     return demand
 
 
+def _mesa_width(value: Value) -> int:
+    halves = value.size // 16
+    rounded = 1
+    while rounded < halves:
+        rounded *= 2
+    return rounded
+
+
+def reference_mesa_demand(fn: Function, ref: ReferenceLiveness | None = None) -> int:
+    """Mesa's demand of `fn` (see the module), from the reference liveness."""
+    ref = ref if ref is not None else reference_liveness(fn)
+    reserved = 1 if _has_control_flow(fn) else 0
+    demand = 0
+    for block in dict.fromkeys(fn.blocks):
+        start = _first_non_phi(block)
+        # Mesa's live-in is taken after the phis: the phi destinations the block reads.
+        current = reserved + sum(_mesa_width(v) for v in ref.at[(block, start)])
+        demand = max(demand, current)
+        freed_next = 0
+        for ins in block.instructions[start:]:
+            current -= freed_next
+            freed_next = sum(_mesa_width(v) for v in ref.kills[ins])
+            for dest in ins.defs():
+                if isinstance(dest, Value):
+                    current += _mesa_width(dest)
+            demand = max(demand, current)
+    return demand
+
+
 def halves_used(fn: Function) -> set[int]:
     """Every half a machine-level function names, r0l aside when it is the exec counter."""
-    from agxir.machine.regalloc import has_control_flow
-
-    counter = has_control_flow(fn)
+    counter = _has_control_flow(fn)
     used: set[int] = set()
     for ins in fn.instructions():
         for ref in [src.ref for src in ins.srcs] + ins.defs():
@@ -52,10 +99,13 @@ def halves_used(fn: Function) -> set[int]:
     return used
 
 
-def demand_difference(exec_fn: Function, allocated: Function) -> str | None:
-    """None when the allocation's recorded demand and bound are right; else what is wrong."""
+def demand_difference(
+    exec_fn: Function, allocated: Function, reported_demand: int | None = None
+) -> str | None:
+    """None when the allocation of `exec_fn` is within what its demand allows; else what is
+    wrong. `reported_demand` defaults to what the allocator recorded in `allocated.notes`."""
     expected = reference_demand(exec_fn)
-    reported = allocated.notes.get("demand")
+    reported = allocated.notes.get("demand") if reported_demand is None else reported_demand
     if reported is None:
         return "the allocation does not record its demand"
     if reported != expected:
@@ -68,4 +118,5 @@ def demand_difference(exec_fn: Function, allocated: Function) -> str | None:
         return f"register h{max(used)} is beyond the bound of {bound} halves"
     if len(used) < expected:
         return f"{len(used)} halves used for a demand of {expected}: live values share a register"
+    # Distinct halves at least the demand puts the highest half used at or above it too.
     return None
