@@ -333,16 +333,15 @@ def change_shape(finding: Finding, config: CampaignConfig) -> tuple:
     except (ParseError, KeyError, Exception, SystemExit):
         return reproducer_shape(finding.program)
     change = (tuple(sorted((before - after).items())), tuple(sorted((after - before).items())))
-    if change == ((), ()):  # rewritten in place (operands swapped, a flag flipped)
-        from agxir.text import format_instruction
+    if change != ((), ()):
+        return change
+    from agxir.text import format_instruction  # rewritten in place: operands, flags
 
-        old = list(fn.instructions())
-        new = list(after_fn.instructions())
-        change = ("in place", tuple(sorted({
-            a.name for a, b in zip(old, new, strict=False)
-            if format_instruction(a) != format_instruction(b)
-        })))
-    return change if change[1] else reproducer_shape(finding.program)
+    rewritten = tuple(sorted({
+        a.name for a, b in zip(fn.instructions(), after_fn.instructions(), strict=False)
+        if format_instruction(a) != format_instruction(b)
+    }))
+    return ("in place", rewritten) if rewritten else reproducer_shape(finding.program)
 
 
 def reproducer_shape(program: str) -> tuple:

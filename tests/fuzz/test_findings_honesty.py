@@ -57,3 +57,20 @@ def test_written_files_are_readable_by_others_under_the_usual_umask(tmp_path):
     finally:
         os.umask(previous)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_a_pass_dropping_terminators_is_one_finding_whatever_the_last_instruction(tmp_path):
+    module = tmp_path / "drop.py"
+    module.write_text(
+        "def drop(fn):\n    fn.blocks[0].instructions.pop()\n    return True\n"
+    )
+    dropper = python_pass(f"{module}:drop")
+    config = CampaignConfig(seed=1, pipelines=[[dropper]], reduce_seconds=0)
+    result = CampaignResult(Stats(), 0.0)
+    seen: set[str] = set()
+    for opcode in ("mov_imm value=0x1", "get_sr sr=thread_id"):
+        program = f"func @f() {{\nb0:\n  %a:32 = {opcode}\n  stop\n}}\n"
+        message = f"b0: block does not end in a terminator (its last instruction is {opcode.split()[0]})"
+        _record(result, None, seen, Finding(dropper.name, "verifier", message, (dropper.name,), program),
+                config, 0)
+    assert len(result.findings) == 1 and result.more_like == [1]
