@@ -11,6 +11,17 @@ register phis stand for the reference's phis. Every read of a value must find ea
 pieces in the halves of the register read; every violation is reported with the block,
 the instruction, the register, the value expected and what the register may hold.
 
+Transfer rules: a definition of v into R leaves R's halves holding exactly v's pieces (and,
+for a virtual register, removes its older copies everywhere: it may be written many times;
+an SSA value is redefined only around a loop, and the loop header's meet with its entry
+edge already drops the old copies); a `parallel_copy` moves the sets in parallel (an
+immediate or uniform leaves nothing the program defined); the exec-mask rows (`if_icmp`,
+`pop_exec`, `break`, ...) write r0l, so a value left there is lost. At a block with
+register phis, the edge from P makes the phi's register hold the phi's value iff P's
+out-state has the phi's source in the phi's source register (a missing source is reported
+as a read at the phi). An allocated program that does not align with its input is one
+`AlignmentError`, not a crash.
+
 This catches a wrong allocation whatever the inputs: two values that happen to be equal
 on every input set still differ here.
 """
@@ -20,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agxir.ir import (
+    R0L,
     Block,
     Function,
     Instruction,
@@ -29,6 +41,7 @@ from agxir.ir import (
     Value,
     VirtualRegister,
 )
+from agxir.machine.opcodes import EXEC_UPDATES
 from agxir.text import format_instruction
 
 Meant = (Value, VirtualRegister)  # what a reference program's operand may mean
@@ -52,8 +65,22 @@ class RAError:
         )
 
 
+@dataclass(frozen=True)
+class AlignmentError:
+    """The allocated program is not its input with registers and parallel copies: an
+    instruction missing, added or different."""
+
+    block: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class Misaligned(Exception):
-    pass
+    def __init__(self, block: str, message: str) -> None:
+        super().__init__(message)
+        self.block = block
 
 
 def _name(value) -> str:
@@ -102,7 +129,7 @@ class _Checker:
         self.reference = reference
         self.allocated = allocated
         if [b.name for b in reference.blocks] != [b.name for b in allocated.blocks]:
-            raise Misaligned("the allocated program's blocks differ from its input's")
+            raise Misaligned("", "the allocated program's blocks differ from its input's")
         self.pairs = dict(zip(allocated.blocks, reference.blocks, strict=True))
         self.alignment = {block: self.align(block) for block in allocated.blocks}
         self.preds: dict[Block, list[Block]] = {b: [] for b in allocated.blocks}
@@ -124,18 +151,21 @@ class _Checker:
                 aligned.append((ins, None))
             else:
                 expected = format_instruction(reference[index]) if index < len(reference) else "nothing"
-                raise Misaligned(
+                raise Misaligned(block.name,
                     f"in {block.name}, `{format_instruction(ins)}` stands where the input has "
                     f"`{expected}`"
                 )
         if index != len(reference):
-            raise Misaligned(
+            raise Misaligned(block.name,
                 f"in {block.name}, `{format_instruction(reference[index])}` is missing"
             )
         return aligned
 
     # --- the abstract state -------------------------------------------------------------------
-    def read(self, state: State, block: Block, ins: Instruction, value: Value, register: Register):
+    def read(
+        self, state: State, block: Block, ins: Instruction, value: Value, register: Register
+    ) -> bool:
+        """Whether `register` holds `value` in `state`; reported when it may not."""
         for piece, half in enumerate(register.halves):
             if (value, piece) not in state.get(half, frozenset()):
                 if self.reporting:
@@ -144,7 +174,8 @@ class _Checker:
                         block.name, format_instruction(ins), register.name, _name(value),
                         _describe(holds),
                     ))
-                return
+                return False
+        return True
 
     @staticmethod
     def define(state: State, register: Register, value) -> None:
@@ -180,6 +211,8 @@ class _Checker:
             for dest, meant in zip(ins.defs(), reference.defs(), strict=True):
                 if isinstance(dest, Register):
                     self.define(state, dest, meant if isinstance(meant, Meant) else None)
+            if ins.name in EXEC_UPDATES:  # the exec-mask rows write the nesting counter
+                state[R0L.half] = frozenset()
         return state
 
     def entry(self, block: Block, outs: dict[Block, State]) -> State | None:
@@ -196,10 +229,11 @@ class _Checker:
                 if index is None:
                     continue
                 meant = reference.srcs[index]
+                arrives = True
                 if isinstance(meant.ref, Meant):
-                    self.read(outs[pred], block, ins, meant.ref, ins.srcs[index].ref)
+                    arrives = self.read(outs[pred], block, ins, meant.ref, ins.srcs[index].ref)
                 for piece, half in enumerate(ins.dest.halves):
-                    updates[half] = frozenset({(reference.dest, piece)})
+                    updates[half] = frozenset({(reference.dest, piece)}) if arrives else frozenset()
             edge.update(updates)
             incoming.append(edge)
         if not incoming:
@@ -228,11 +262,14 @@ class _Checker:
         return self.errors
 
 
-def check_allocation(reference: Function, allocated: Function) -> list[RAError | str]:
+def check_allocation(
+    reference: Function, allocated: Function
+) -> list[RAError | AlignmentError]:
     """Every read of `allocated` (machine level, register phis and parallel copies allowed)
-    that may not find the value `reference` (exec level) reads there; [] when none."""
+    that may not find the value `reference` (exec or vreg level) reads there; [] when none.
+    An allocation that does not align with `reference` is one `AlignmentError`."""
     try:
         return _Checker(reference, allocated).run()
     except Misaligned as error:
-        return [str(error)]
+        return [AlignmentError(error.block, str(error))]
 
