@@ -159,8 +159,10 @@ def compare_liveness(
 ) -> str | None:
     """None when `liveness` (anything with live_in, live_out, kills and max_pressure, like
     agxir.liveness.Liveness) agrees with the reference on `fn`; else the first difference,
-    block by block in function order (live_in, live_out, then each instruction's kills and
-    the set live just after it), then max_pressure."""
+    block by block in function order (live_in, live_out, then each instruction's kills, the
+    set live before the first non-phi instruction and the set live just after each one),
+    then max_pressure. Per-point sets are compared when `liveness` offers `live_before` /
+    `live_after`."""
     ref = reference if reference is not None else reference_liveness(fn)
     for block in dict.fromkeys(fn.blocks):
         for kind, got, want in (
@@ -170,8 +172,12 @@ def compare_liveness(
             found = _difference(f"{kind}[{block.name}]", frozenset(got.get(block, ())), want[block])
             if found:
                 return found
+        first = _first_non_phi(block)
         for index, ins in enumerate(block.instructions):
-            what = f"%{ins.dest.name} = {ins.name}" if ins.dest is not None else ins.name
+            what = ins.name
+            if ins.dest is not None:
+                sigil = "%" if isinstance(ins.dest, Value) else ""
+                what = f"{sigil}{ins.dest.name} = {ins.name}"
             found = _difference(
                 f"kills[{block.name}, instruction {index} ({what})]",
                 frozenset(liveness.kills.get(ins, ())),
@@ -179,7 +185,16 @@ def compare_liveness(
             )
             if found:
                 return found
-            # The per-point sets RA and pressure consume, not only the block boundaries.
+            # The per-point sets RA and pressure consume, not only the block boundaries: the
+            # point before the first non-phi instruction, then the point after each one.
+            if index == first and hasattr(liveness, "live_before"):
+                found = _difference(
+                    f"live before [{block.name}, instruction {index} ({what})]",
+                    frozenset(liveness.live_before(ins)),
+                    frozenset(ref.at[(block, index)]),
+                )
+                if found:
+                    return found
             if not ins.is_phi and hasattr(liveness, "live_after"):
                 found = _difference(
                     f"live after [{block.name}, instruction {index} ({what})]",
