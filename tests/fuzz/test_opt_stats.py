@@ -9,7 +9,8 @@ from agxir.text import parse_function
 from fuzz.cli import main
 from oracles.machine.pressure_oracle import reference_mesa_demand
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "loop_prefix_sum.agx"
+# Two phis swapped around a loop: whatever the allocator picks, a copy (a cycle) is left.
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "phi_swap_parallel.agx"
 
 
 def _opt(capsys, passes: str, *flags: str) -> tuple[int, list[str], str]:

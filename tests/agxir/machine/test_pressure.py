@@ -86,22 +86,23 @@ def test_register_file_rounds_as_agx_ra():
     assert register_file(257) == 0
 
 
-PREFIX_SUM = """\
-func @prefix_sum(u0:ptr[128], u1:ptr[256]) {
+# Two phis swapped around a loop: whatever the allocator picks, a cycle of copies is left.
+SWAP = """\
+func @swap() {
 entry:
-  %tid:32 = get_sr sr=thread_id
+  %one:32 = mov_imm value=0x1
+  %two:32 = mov_imm value=0x2
   %zero:32 = mov_imm value=0x0
   jump -> loop
 loop:
-  %i:32 = phi [%zero, entry], [%next, loop]
-  %sum:32 = phi [%zero, entry], [%sum2, loop]
-  %e:16 = device_load u0, %i.abs fmt=i16 shift=0
-  %sum2:32 = iadd %sum, %e.abs shift=0
-  %next:32 = iadd %i, #1 shift=0
-  if_icmp %next, %tid cond=ugt inv=1 -> loop, exit
+  %a:32 = phi [%one, entry], [%b, loop]
+  %b:32 = phi [%two, entry], [%a, loop]
+  %n:32 = phi [%zero, entry], [%n2, loop]
+  %n2:32 = iadd %n, #1 shift=0
+  if_icmp %n2, #2 cond=ult inv=0 -> loop, exit
 exit:
-  device_store %sum2, u1, %tid fmt=i32 shift=0
-  export %sum2 slot=0
+  export %a slot=0
+  export %b slot=1
   stop
 }
 """
@@ -116,7 +117,7 @@ def test_machine_stats_through_allocation_and_copy_lowering():
     from agxir.machine.lower_copies import lower_copies
     from agxir.machine.lower_phis import lower_phis
 
-    fn = parse_function(PREFIX_SUM)
+    fn = parse_function(SWAP)
     lower_cf(fn)
     assert machine_stats(fn).halfregs == demand(fn).maximum
     run_ra(fn)
@@ -129,8 +130,9 @@ def test_machine_stats_through_allocation_and_copy_lowering():
     lowered = machine_stats(fn)
     moves = [i for i in fn.instructions() if i.name == "bitop"]
     assert lowered.copies == len(moves) > 0
-    assert lowered.halfregs == max_half_used(fn) + 1 == 8  # r0l .. r3h
-    assert lowered.line() == f"{lowered.instrs} instrs, 8 halfregs, 1024 threads, {len(moves)} copies"
+    assert lowered.halfregs == max_half_used(fn) + 1 >= 1 + 6  # r0l and three 32-bit values
+    assert lowered.line() == (f"{lowered.instrs} instrs, {lowered.halfregs} halfregs, "
+                              f"{lowered.threads} threads, {len(moves)} copies")
 
 
 def test_demand_agrees_with_the_reference_on_generated_programs():
