@@ -186,21 +186,26 @@ class CompiledFunction:
         return cached
 
     def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
-        outcomes: list[Outcome] = []
-        slots = self.output_slots
-        first_lane = 0
-        for s, input_set in enumerate(input_sets):
-            lanes = slice(first_lane, first_lane + input_set.threads)
-            first_lane += input_set.threads
-            if X.fate[s] is not None:
-                outcomes.append(X.fate[s])
-                continue
-            memory = {}
-            for k, uniform in enumerate(buffers):
-                start = int(X.starts[k])
-                memory[uniform.name] = X.memory[s, start : start + uniform.buffer_bytes].tobytes()
-            outcomes.append(Returned(memory, _outputs(X, lanes, slots)))
-        return outcomes
+        return outcomes_of(X, input_sets, buffers, self.output_slots)
+
+
+def outcomes_of(X: Lanes, input_sets, buffers, slots: int) -> list[Outcome]:
+    """Each input set's outcome from the lanes' final state (shared with the wave
+    interpreter): its fate if it ended early, else its memory and outputs."""
+    outcomes: list[Outcome] = []
+    first_lane = 0
+    for s, input_set in enumerate(input_sets):
+        lanes = slice(first_lane, first_lane + input_set.threads)
+        first_lane += input_set.threads
+        if X.fate[s] is not None:
+            outcomes.append(X.fate[s])
+            continue
+        memory = {}
+        for k, uniform in enumerate(buffers):
+            start = int(X.starts[k])
+            memory[uniform.name] = X.memory[s, start : start + uniform.buffer_bytes].tobytes()
+        outcomes.append(Returned(memory, _outputs(X, lanes, slots)))
+    return outcomes
 
 
 def _outputs(X: Lanes, lanes: slice, slots: int) -> tuple[tuple[int | None, ...], ...]:

@@ -31,9 +31,9 @@ from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
 from oracles.inputs import InputSet, check_inputs
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.lanes import Lanes
-from oracles.interp.runner import DEFAULT_FUEL, _compiled_block, _outputs
+from oracles.interp.runner import DEFAULT_FUEL, _compiled_block, outcomes_of
 from oracles.memory_model import buffer_base
-from oracles.outcomes import Outcome, Returned
+from oracles.outcomes import Outcome
 
 NUM_HALVES = 256
 GARBAGE = 0xDEAD  # what a never-written half holds (xor its index and lane, so it varies)
@@ -242,20 +242,7 @@ class CompiledWave:
         return self._outcomes(X, input_sets, buffers)
 
     def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
-        outcomes: list[Outcome] = []
-        first_lane = 0
-        for s, input_set in enumerate(input_sets):
-            lanes = slice(first_lane, first_lane + input_set.threads)
-            first_lane += input_set.threads
-            if X.fate[s] is not None:
-                outcomes.append(X.fate[s])
-                continue
-            memory = {}
-            for k, uniform in enumerate(buffers):
-                start = int(X.starts[k])
-                memory[uniform.name] = X.memory[s, start : start + uniform.buffer_bytes].tobytes()
-            outcomes.append(Returned(memory, _outputs(X, lanes, self.output_slots)))
-        return outcomes
+        return outcomes_of(X, input_sets, buffers, self.output_slots)
 
 
 def run_wave(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
