@@ -249,3 +249,50 @@ b0:
     swapped = moved.replace("export r3 slot=2", "export r1 slot=2")
     (error,) = check_allocation(parse_function(WIDE_EXEC), parse_function(swapped))
     assert str(error) == "in b0, `export r1 slot=2`: r1 should hold %b but may hold %a[2]"
+
+
+def test_every_mutated_allocation_whose_outputs_differ_is_flagged():
+    """Soundness against the wave interpreter: one register of a right allocation changed;
+    whenever the outputs differ from the SSA program's, the checker has an error."""
+    import random
+
+    from agxir.ir import R0L, Register, clone_function
+    from agxir.machine.lower_cf import lower_cf, structurable
+    from agxir.machine.regalloc import run_ra
+    from fuzz.campaign import CampaignConfig, build_case
+    from oracles.outcomes import Returned, first_difference
+
+    rng = random.Random(7)
+    config = CampaignConfig(seed=9, pipelines=[])
+    differ = flagged = 0
+    for index in range(30):
+        fn, inputs = build_case(9, index, config)
+        if structurable(fn):
+            continue
+        exec_fn = clone_function(fn)
+        lower_cf(exec_fn)
+        allocated = clone_function(exec_fn)
+        run_ra(allocated)
+        expected = CompiledFunction(fn).run(inputs)
+        sites = [(i, k) for i, ins in enumerate(allocated.instructions())
+                 for k, ref in enumerate([s.ref for s in ins.srcs] + [ins.dest])
+                 if isinstance(ref, Register) and ref != R0L]
+        for _ in range(3):
+            mutant = clone_function(allocated)
+            position, k = rng.choice(sites)
+            ins = list(mutant.instructions())[position]
+            old = ins.srcs[k].ref if k < len(ins.srcs) else ins.dest
+            width = old.size // 16
+            new = Register(rng.choice([h for h in range(width, 24, width) if h != old.half]), old.size)
+            if k < len(ins.srcs):
+                ins.srcs[k] = ins.srcs[k].with_ref(new)
+            else:
+                ins.dest = new
+            errors = check_allocation(exec_fn, mutant)
+            outcomes = run_wave(mutant, inputs)
+            if any(isinstance(a, Returned) and first_difference(a, b)
+                   for a, b in zip(expected, outcomes, strict=True)):
+                differ += 1
+                assert errors, (index, position)
+            flagged += bool(errors)
+    assert differ >= 10 and flagged >= differ
