@@ -1,48 +1,44 @@
 """Control-flow lowering: an SSA function into AGX's exec-mask form (level `exec`).
 
-Modeled on how Mesa's isel (`agx_compile.c`) emits structured control flow:
+Emits structured control flow as Mesa's isel (`agx_compile.c`) does, with the post-RA
+`opt_break_if` form for a loop's exit test:
 
 * `r0l = mov_imm value=0x0` (begin_cf) opens a function with control flow.
 * if/else: the condition block ends `if_*cmp a, b cond inv n=1` (the SSA branch's own
-  compare: lanes taking the first target stay active); the then side; a fresh else block
-  `else_icmp #0, #0 cond=ueq inv=0 n=1`; the else side; a fresh block `pop_exec n=1`
-  before the merge. Fresh blocks stand in for an empty side, so no logical edge is critical.
-* loops: a fresh preheader (`push_exec n=1` when the loop sits inside other control
-  flow), the header, the body; an exit edge is `if (c) break`: `if_*cmp n=1`, a block
-  `break n=<ifs inside the loop + 2>`, an else block, a pop block; the latch ends
-  `jmp_exec_any -> header; pop_exec n=1` (Mesa's order: the pop runs when the wave falls
-  out of the loop); a fresh exit block after the loop gathers the values the breaks carry
-  (a phi over the break blocks), so the block after the loop has one predecessor for them.
+  compare: lanes taking the first target stay active); the then side (a fresh empty block
+  if it has none); a fresh else block `else_icmp #0, #0 cond=ueq inv=0 n=1`, always, so no
+  logical edge is critical; the else side; `pop_exec n=1` at the end of the else side.
+* loops: a fresh preheader (`push_exec n=1` when the loop sits inside other control flow),
+  the header (the continue target), the body; the latch ends `jmp_exec_any -> header;
+  pop_exec n=1` (Mesa's order: the pop runs when the wave falls out of the loop and wakes
+  the lanes that broke). A loop's exit test at the top level of its body, when it is the
+  loop's only exit, is Mesa's break_if at nest 1: `while_*cmp a, b cond inv n=1` (lanes
+  that stay in the loop stay active). Any other exit is `if (c) break`: `if_*cmp n=1`, a
+  block `break n=<ifs inside the loop, its own included, + 1>`, an empty else (`else_icmp;
+  pop_exec`); an unconditional break in an if side is `break n=<ifs + 1>`. A fresh exit
+  block after the loop gathers what the breaks carry (a phi over them when there are
+  several), so the block after the loop has one logical predecessor for them. Where the
+  lanes that stay would reach a block with other predecessors (the header of a do-while),
+  a fresh `cont` block carries them, so no logical edge is critical.
 
-Structure is recovered from the CFG: reducible, one latch per loop, every exit of a loop to
-one block, each branch's two sides meeting at its immediate post-dominator in the forward
-graph of its loop. Anything else raises `Unstructurable` (`structurable(fn)` says why
-without changing `fn`). Block phis keep their values; sources follow the new logical
-predecessors. The logical CFG (what each lane may take) is stored on the blocks.
+Structure comes from `agxir.machine.structure` (one stop, one latch and one preheader per
+loop, natural loops with one exit target, merge points by post-dominance); what it cannot
+express raises `Unstructurable`, and `structurable(fn)` says why without changing `fn`.
+Phis move with their blocks; their sources follow the new logical predecessors.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from agxir.cfg import CFG, Dominators, is_reducible
 from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Value, clone_function
 from agxir.machine.opcodes import opcodes_for_level
+from agxir.machine.structure import Loop, Names, Unstructurable, canonicalize, merge_point
 from agxir.passes.pass_ import Pass
 
+__all__ = ["PASS", "Lowering", "Unstructurable", "lower_cf", "structurable"]
+
 EXEC_OPCODES = opcodes_for_level("exec")
-
-
-class Unstructurable(Exception):
-    """The CFG has no structured (if/else, loop with breaks) form this lowering emits."""
-
-
-@dataclass(eq=False)
-class Loop:
-    header: Block
-    blocks: set[Block]
-    latch: Block
-    exit: Block | None
 
 
 @dataclass(frozen=True)
@@ -64,72 +60,33 @@ def _always_else() -> Instruction:
     return _ins("else_icmp", (zero, zero), {"cond": "ueq", "inv": 0, "n": 1})
 
 
-@dataclass
+def _pop() -> Instruction:
+    return _ins("pop_exec", attrs={"n": 1})
+
+
 class Lowering:
     """The lowering; its class attributes are the knobs the bug zoo turns one at a time."""
 
-    BREAK_NEST_EXTRA = 2  # a break leaves its own if and the loop
+    BREAK_NEST_EXTRA = 2  # `if (c) break`: ifs enclosing that if in the loop + its own + 1
     POP_AFTER_ELSE = True
-    ELSE_IN_ELSE_BLOCK = True
+    ELSE_IN_ELSE_BLOCK = True  # False: else_icmp at the end of the condition block
+    ELSE_AT_THEN_END = False  # True: else_icmp at the end of the then side (Mesa 41b78916)
+    WHILE_BREAK_IF = True  # a loop's only exit, at the body's top level, as while_*cmp n=1
 
-    fn: Function
-    placed: list[Block] = field(default_factory=list)
-    seen: set[Block] = field(default_factory=set)
-    names: set[str] = field(default_factory=set)
-    counter: int = 0
-
-    def __post_init__(self) -> None:
-        fn = self.fn
-        self.names = {b.name for b in fn.blocks} | {v.name for v in fn.values()}
-        cfg = CFG(fn)
-        if len(cfg.reachable) != len(cfg.blocks):
-            raise Unstructurable("an unreachable block")
-        doms = Dominators(cfg)
-        if not is_reducible(cfg, doms):
-            raise Unstructurable("the CFG is irreducible")
-        self.cfg = cfg
-        self.back = {(s, t) for s, t in cfg.back_edges}
-        self.loops: dict[Block, Loop] = {}
-        for source, header in cfg.back_edges:
-            if header in self.loops:
-                raise Unstructurable(f"loop {header.name} has more than one latch")
-            self.loops[header] = Loop(header, self._natural_loop(source, header), source, None)
-        for loop in self.loops.values():
-            exits = {t for b in loop.blocks for t in cfg.succs[b] if t not in loop.blocks}
-            if len(exits) > 1:
-                names = ", ".join(sorted(b.name for b in exits))
-                raise Unstructurable(f"loop {loop.header.name} exits to several blocks ({names})")
-            loop.exit = next(iter(exits), None)
-            if loop.exit is None:
-                raise Unstructurable(f"loop {loop.header.name} never exits")
-            outside = [p for p in cfg.preds[loop.header] if p not in loop.blocks]
-            if len(outside) != 1:
-                raise Unstructurable(f"loop {loop.header.name} is entered from several blocks")
-        stops = [b for b in fn.blocks if b.terminator is not None and b.terminator.name == "stop"]
-        if len(stops) != 1:
-            raise Unstructurable(f"{len(stops)} stop blocks (the wave must end once)")
-
-    def _natural_loop(self, latch: Block, header: Block) -> set[Block]:
-        body = {header, latch}
-        work = [latch]
-        while work:
-            block = work.pop()
-            if block is header:
-                continue
-            for pred in self.cfg.preds[block]:
-                if pred not in body:
-                    body.add(pred)
-                    work.append(pred)
-        return body
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.names = Names(fn)
+        self.cfg, self.loops = canonicalize(fn, self.names)
+        self.placed: list[Block] = []
+        self.seen: set[Block] = set()
+        self.exit_edges = {
+            loop: sum(1 for b in loop.blocks for t in self.cfg.succs[b] if t is loop.exit)
+            for loop in self.loops.values()
+        }
 
     # --- helpers ----------------------------------------------------------------------------
     def fresh(self, hint: str) -> Block:
-        while True:
-            self.counter += 1
-            name = f"{hint}{self.counter}"
-            if name not in self.names:
-                self.names.add(name)
-                return Block(name, [], [])
+        return Block(self.names.fresh(hint), [], None)
 
     def place(self, block: Block) -> None:
         if block in self.seen:
@@ -151,25 +108,24 @@ class Lowering:
             return "exit"
         return "forward"
 
-    def merge_point(self, ctx: Context, block: Block) -> Block | None:
-        """The immediate post-dominator of `block` in the forward graph of its loop (back
-        edges and exits removed), or of the function."""
-        nodes = ctx.loop.blocks if ctx.loop else set(self.cfg.blocks)
-        order = [b for b in self.cfg.rpo if b in nodes]
-        pdom: dict[Block, frozenset[Block]] = {}
-        for node in reversed(order):
-            succs = [
-                s for s in self.cfg.succs[node]
-                if s in nodes and (node, s) not in self.back
-            ]
-            common = None
-            for s in succs:
-                common = pdom[s] if common is None else common & pdom[s]
-            pdom[node] = frozenset({node}) | (common or frozenset())
-        strict = pdom[block] - {block}
-        if not strict:
-            return None
-        return max(strict, key=lambda b: len(pdom[b]))
+    def compare(self, term: Instruction, invert: bool, row: str = "if") -> Instruction:
+        """The SSA branch's compare as an exec row (`if_icmp` -> `while_icmp`, ...)."""
+        name = row + term.name[2:]
+        attrs = {"cond": term.attrs["cond"], "inv": term.attrs["inv"] ^ int(invert), "n": 1}
+        return _ins(name, term.srcs, attrs)
+
+    def put_else(self, cond: Block, then_end: Block, else_block: Block) -> None:
+        if self.ELSE_AT_THEN_END:
+            then_end.instructions.append(_always_else())
+        elif self.ELSE_IN_ELSE_BLOCK:
+            else_block.instructions.append(_always_else())
+        else:
+            cond.instructions.append(_always_else())
+
+    def needs_cont(self, ctx: Context, other: Block) -> bool:
+        """Lanes staying in the loop reach `other` through a block of their own."""
+        return (other is ctx.loop.header or len(self.cfg.preds[other]) > 1
+                or any(True for _ in other.phis()))
 
     # --- the walk ---------------------------------------------------------------------------
     def region(self, block: Block | None, end: Block | None, ctx: Context) -> Block | None:
@@ -191,12 +147,14 @@ class Lowering:
             if term.name == "jump":
                 target = term.blocks[0]
                 kind = self.kind(ctx, target)
-                block.logical_successors = [target]
                 if kind == "back":
+                    block.logical_successors = [target]
                     self.latch(block, ctx)
                     return last
                 if kind == "exit":
-                    raise Unstructurable(f"an unconditional break from {block.name}")
+                    self.leave(block, ctx, ctx.ifs_in_loop + self.BREAK_NEST_EXTRA - 1)
+                    return last
+                block.logical_successors = [target]
                 block = target
                 continue
             block, last = self.branch(block, term, end, ctx)
@@ -206,81 +164,94 @@ class Lowering:
         if ctx.ifs_in_loop:
             raise Unstructurable(f"the back edge from {block.name} is inside an if (a continue)")
         block.instructions.append(_ins("jmp_exec_any", blocks=[ctx.loop.header]))
-        # Mesa's order: the wave leaves the loop by falling through the jmp_exec_any, and
-        # the lanes that broke out become active again here.
-        block.instructions.append(_ins("pop_exec", attrs={"n": 1}))
+        block.instructions.append(_pop())
+
+    def leave(self, block: Block, ctx: Context, nest: int) -> None:
+        """`break n=nest` at the end of `block`: its lanes leave the loop."""
+        if ctx.ifs_in_loop == 0:
+            raise Unstructurable(f"an unconditional break from {block.name}")
+        block.instructions.append(_ins("break", attrs={"n": nest}))
+        block.logical_successors = [ctx.loop.exit]
+        ctx.loop.breakers.append(block)
 
     def branch(self, block: Block, term: Instruction, end, ctx: Context):
         first, second = term.blocks
         kinds = (self.kind(ctx, first), self.kind(ctx, second))
         if kinds == ("forward", "forward"):
-            merge = self.merge_point(ctx, block)
+            merge = merge_point(self.cfg, self.loops, ctx.loop, block)
             if merge is None:
                 raise Unstructurable(f"the sides of the branch in {block.name} never meet")
-            last = self.if_else(block, term, first, second, merge, ctx)
-            return merge, last
-        if "exit" in kinds and kinds.count("exit") == 1:
-            to_exit = kinds[0] == "exit"
-            other = second if to_exit else first
-            return self.break_if(block, term, to_exit, other, ctx)
-        raise Unstructurable(f"the branch in {block.name} is a continue or leaves two loops")
-
-    def compare(self, term: Instruction, invert: bool, n: int) -> Instruction:
-        name = term.name  # if_icmp or if_fcmp: the exec row of the same name
-        attrs = {"cond": term.attrs["cond"], "inv": term.attrs["inv"] ^ int(invert), "n": n}
-        return _ins(name, term.srcs, attrs)
+            return merge, self.if_else(block, term, first, second, merge, ctx)
+        if kinds.count("exit") == 1:
+            to_exit_first = kinds[0] == "exit"
+            other = second if to_exit_first else first
+            return self.break_if(block, term, to_exit_first, other, ctx)
+        raise Unstructurable(f"the branch in {block.name} leaves the loop on both sides")
 
     def if_else(self, block, term, first, second, merge, ctx: Context) -> Block:
-        block.instructions.append(self.compare(term, False, 1))
+        block.instructions.append(self.compare(term, False))
         inner = ctx.inside_if()
-        pop = self.fresh("pop")
         else_block = self.fresh("else")
-        (else_block if self.ELSE_IN_ELSE_BLOCK else block).instructions.append(_always_else())
         if first is merge:
             then_block = self.fresh("then")
             then_block.logical_successors = [merge]
             self.rename_pred(merge, block, then_block)
             block.logical_successors = [then_block, else_block]
             self.place(then_block)
+            then_end = then_block
         else:
             block.logical_successors = [first, else_block]
-            self.region(first, merge, inner)
+            then_end = self.region(first, merge, inner)
+        self.put_else(block, then_end, else_block)
         self.place(else_block)
         if second is merge:
-            else_block.logical_successors = [pop]
-            self.rename_pred(merge, block, pop)
+            else_block.logical_successors = [merge]
+            self.rename_pred(merge, block, else_block)
+            else_end = else_block
         else:
             else_block.logical_successors = [second]
             self.rename_pred(second, block, else_block)
-            last = self.region(second, merge, inner)
-            last.logical_successors = [pop if s is merge else s for s in last.logical_successors]
-            self.rename_pred(merge, last, pop)
+            else_end = self.region(second, merge, inner)
         if self.POP_AFTER_ELSE:
-            pop.instructions.append(_ins("pop_exec", attrs={"n": 1}))
-        pop.logical_successors = [merge]
-        self.place(pop)
-        return pop
+            else_end.instructions.append(_pop())
+        return else_end
 
-    def break_if(self, block, term, to_exit: bool, other: Block, ctx: Context):
-        """`if (c) break;` then go on at `other` (or back to the header)."""
+    def break_if(self, block, term, to_exit_first: bool, other: Block, ctx: Context):
+        """`if (c) break;` then on at `other` (or back to the header)."""
         loop = ctx.loop
-        block.instructions.append(self.compare(term, not to_exit, 1))
-        brk, else_block, pop = self.fresh("break"), self.fresh("else"), self.fresh("pop")
-        brk.instructions.append(_ins("break", attrs={"n": ctx.ifs_in_loop + self.BREAK_NEST_EXTRA}))
-        brk.logical_successors = [loop.exit]
-        self.rename_pred(loop.exit, block, brk)
-        else_block.instructions.append(_always_else())
-        else_block.logical_successors = [pop]
-        pop.instructions.append(_ins("pop_exec", attrs={"n": 1}))
-        block.logical_successors = [brk, else_block]
-        for fresh in (brk, else_block, pop):
-            self.place(fresh)
-        pop.logical_successors = [other]
-        self.rename_pred(other, block, pop)
+        if self.WHILE_BREAK_IF and ctx.ifs_in_loop == 0 and self.exit_edges[loop] == 1:
+            block.instructions.append(self.compare(term, to_exit_first, "while"))
+            loop.breakers.append(block)
+            stay = block
+        else:
+            block.instructions.append(self.compare(term, not to_exit_first))
+            brk, stay = self.fresh("break"), self.fresh("else")
+            self.rename_pred(loop.exit, block, brk)
+            block.logical_successors = [brk, stay]
+            self.place(brk)
+            self.leave(brk, ctx.inside_if(), ctx.ifs_in_loop + self.BREAK_NEST_EXTRA)
+            self.put_else(block, brk, stay)
+            if self.POP_AFTER_ELSE:
+                stay.instructions.append(_pop())
+            self.place(stay)
+        last = stay
+        if self.needs_cont(ctx, other):
+            last = self.fresh("cont")
+            self.place(last)
+            stay_successor = last
+        else:
+            stay_successor = other
+        if stay is block:
+            block.logical_successors = [stay_successor, loop.exit]
+        else:
+            stay.logical_successors = [stay_successor]
+        if last is not stay:
+            last.logical_successors = [other]
+        self.rename_pred(other, block, last)
         if other is loop.header:
-            self.latch(pop, ctx)
-            return None, pop
-        return other, pop
+            self.latch(last, ctx)
+            return None, last
+        return other, last
 
     def loop(self, loop: Loop, ctx: Context):
         """Place a whole loop; (the block after it, the last block placed)."""
@@ -296,29 +267,28 @@ class Lowering:
         outside.logical_successors = [pre if s is header else s for s in outside.logical_successors]
         self.rename_pred(header, outside, pre)
         self.place(pre)
-        inner = Context(loop, 0, ctx.depth + 1)
-        self.region(header, None, inner)
+        self.region(header, None, Context(loop, 0, ctx.depth + 1))
         after = self.fresh("exit")
-        self.gather_exit_phis(loop.exit, after)
+        self.gather_exit(loop, after)
         after.logical_successors = [loop.exit]
         self.place(after)
         return loop.exit, after
 
-    def gather_exit_phis(self, target: Block, after: Block) -> None:
-        """The breaks reach `target` through `after`: each phi of `target` takes one value
-        from `after`, a phi there over the break blocks."""
-        breaks = [b for b in self.placed if b.logical_successors and target in b.logical_successors
-                  and b.instructions and b.instructions[0].name == "break"]
+    def gather_exit(self, loop: Loop, after: Block) -> None:
+        """The breaks reach the loop's exit through `after`: each phi of the exit takes one
+        value from `after`, a phi there over the breaking blocks when there are several."""
+        breaks = loop.breakers
         for block in breaks:
-            block.logical_successors = [after]
-        for phi in target.phis():
-            picked = [(src, b) for src, b in zip(phi.srcs, phi.blocks, strict=True) if b in breaks]
+            block.logical_successors = [after if s is loop.exit else s
+                                        for s in block.logical_successors]
+        for phi in loop.exit.phis():
+            picked = [(s, b) for s, b in zip(phi.srcs, phi.blocks, strict=True) if b in breaks]
             if not picked:
                 continue
             if len(picked) == 1:
                 src = picked[0][0]
             else:
-                value = Value(self.fresh_value(phi.dest.name), phi.dest.size)
+                value = Value(self.names.fresh(phi.dest.name, "_x"), phi.dest.size)
                 gathered = Instruction(EXEC_OPCODES["phi"], value, [s for s, _ in picked], {},
                                        [b for _, b in picked])
                 after.instructions.append(gathered)
@@ -326,14 +296,6 @@ class Lowering:
             kept = [(s, b) for s, b in zip(phi.srcs, phi.blocks, strict=True) if b not in breaks]
             phi.srcs = [s for s, _ in kept] + [src]
             phi.blocks = [b for _, b in kept] + [after]
-
-    def fresh_value(self, hint: str) -> str:
-        while True:
-            self.counter += 1
-            name = f"{hint}_x{self.counter}"
-            if name not in self.names:
-                self.names.add(name)
-                return name
 
 
 def _order_phi_sources(fn: Function) -> None:
@@ -359,7 +321,10 @@ def lower_cf(fn: Function, lowering_class: type[Lowering] = Lowering) -> bool:
     work = clone_function(fn)
     lowering = lowering_class(work)
     lowering.region(work.entry, None, Context())
-    if len(work.blocks) > 1:
+    missing = [b.name for b in work.blocks if b not in lowering.seen]
+    if missing:
+        raise Unstructurable(f"block {missing[0]} is outside every structured region")
+    if len(lowering.placed) > 1:
         begin = Instruction(EXEC_OPCODES["mov_imm"], R0L, [], {"value": 0})
         work.entry.instructions.insert(0, begin)
     work.blocks = lowering.placed

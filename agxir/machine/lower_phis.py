@@ -15,7 +15,9 @@ from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES, opcodes_for_level
 from agxir.passes.pass_ import Pass
 
 PARALLEL_COPY = opcodes_for_level("machine")["parallel_copy"]
-TRAILING = frozenset(EXEC_UPDATES) | WAVE_BRANCHES | {"stop"}
+# else_*cmp leads its block (Mesa's agx_after_block_logical stops at it): an empty else
+# `else_icmp; pop_exec` takes its copies between the two.
+TRAILING = (frozenset(EXEC_UPDATES) - {"else_icmp", "else_fcmp"}) | WAVE_BRANCHES | {"stop"}
 
 
 def trailing_start(block: Block) -> int:

@@ -14,7 +14,7 @@ def test_opt_lowers_to_registers_and_prints_the_stats_line():
                   "lower-cf,ra,lower-phis,lower-copies", "--stats")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert "; stats: 16 instrs, 8 halfregs, 1024 threads, 1 copies" in lines
+    assert "; stats: 13 instrs, 8 halfregs, 1024 threads, 1 copies" in lines
     assert any(line.startswith("func.machine @prefix_sum(") for line in lines)
     assert "  jmp_exec_any -> loop" in lines
 
