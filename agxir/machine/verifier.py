@@ -1,19 +1,27 @@
 """The verifier of exec, vreg and machine functions (`agxir.verifier.verify` dispatches here).
 
-Per level, which operands may appear: exec has SSA values and r0l; vreg has virtual
-registers (one size per index) and r0l; machine has physical registers only. Everywhere:
-the opcode belongs to the level's table; destination and source sizes are legal for the
-row; registers are naturally aligned and inside the 256 halves; a parallel copy's
-destinations do not overlap and match their sources' sizes; a phi has one source per
-logical predecessor, in their order; logical successors are blocks of the function; r0l
-is, when the function has exec-mask control flow, written only by begin_cf
-(`r0l = mov_imm value=0x0`) or a select (Mesa's break_if lowering), and no other register
-overlaps it (without control flow r0l is an ordinary register, as in Mesa); and no read finds a register (half by half), virtual register or value that no path
-from the entry has written (a may-be-written forward dataflow over the logical CFG).
+Every level: the SSA verifier's per-instruction rules that still apply (the opcode belongs
+to the level's table; source and target counts; destinations; `.sat`; attributes;
+modifiers, immediates and uniforms per source; the row's own check); destination and
+source sizes and width rules per row; logical successors are blocks of the function; phis
+have one source per logical predecessor, in their order, of the destination's size; the
+layout is Mesa's (`else_*cmp` first, then phis, then the body, then the trailing control:
+pop_exec, push_exec, jmp_exec_*, if_*cmp, while_*cmp, break, stop, with stop last); no
+read finds a register (half by half) or virtual register that no path from the entry has
+written (a may-be-written forward dataflow over the logical CFG); and when the function
+has exec-mask control flow, r0l is written only by the exec rows, begin_cf
+(`r0l = mov_imm value=0x0`) or a select (Mesa's break_if lowering), and no other
+destination overlaps it (without control flow r0l is an ordinary register, as in Mesa).
+
+Per level, which operands may appear: exec has SSA values (each defined once, dominating
+its uses over the logical CFG) and r0l; vreg has virtual registers (one size per index)
+and r0l; machine has physical registers only, naturally aligned and inside the 256
+halves. Parallel copies' destinations never overlap and match their sources' sizes.
 """
 
 from __future__ import annotations
 
+from agxir.cfg import CFG, Dominators
 from agxir.ir import (
     NUM_HALVES,
     R0L,
@@ -29,23 +37,46 @@ from agxir.ir import (
 from agxir.machine.opcodes import MACHINE_ROWS, opcodes_for_level
 from agxir.opcodes import spec
 from agxir.text.printer import format_instruction
-from agxir.verifier import VerifyError
+from agxir.verifier import MODIFIERS, VerifyError, _Verifier
 
 _EXEC_ROWS = frozenset(row.name for row in MACHINE_ROWS) - {"parallel_copy"}
 _R0L_WRITERS = frozenset({"mov_imm", "icmpsel", "fcmpsel"})
+_ELSE = frozenset({"else_icmp", "else_fcmp"})
+# What may end a block after its body, in Mesa's layout (agx_compile.c, agx_lower_pseudo.c).
+_TRAILING = frozenset({
+    "pop_exec", "push_exec", "jmp_exec_any", "jmp_exec_none", "if_icmp", "if_fcmp",
+    "while_icmp", "while_fcmp", "break", "stop",
+})  # fmt: skip
 
 
 def _key(ref) -> object:
     return ref.name if isinstance(ref, Value) else ref
 
 
+def _name(ref) -> str:
+    if isinstance(ref, Value):
+        return f"%{ref.name}"
+    if isinstance(ref, Immediate):
+        return f"#{ref.bits}"
+    return ref.name
+
+
 class _MachineVerifier:
+    # The SSA verifier's checks that only need `fn`, `error` and `block_set` are shared.
+    check_names = _Verifier.check_names
+    check_uniforms = _Verifier.check_uniforms
+    check_targets = _Verifier.check_targets
+    check_attrs = _Verifier.check_attrs
+    check_source = _Verifier.check_source
+
     def __init__(self, fn: Function) -> None:
         self.fn = fn
         self.table = opcodes_for_level(fn.level)
         self.errors: list[VerifyError] = []
         self.control = any(ins.name in _EXEC_ROWS for ins in fn.instructions())
         self.vreg_sizes: dict[int, int] = {}
+        self.block_set = set(fn.blocks)
+        self.uniform_set = set(fn.uniforms)
 
     def error(self, block: Block | None, index: int | None, message: str, ins=None) -> None:
         text = format_instruction(ins) if ins is not None else None
@@ -56,43 +87,116 @@ class _MachineVerifier:
         if not fn.blocks:
             self.error(None, None, "a function needs at least one block")
             return self.errors
-        members = set(fn.blocks)
+        self.check_names()
+        self.check_uniforms()
         for block in fn.blocks:
             for succ in block.logical_successors or []:
-                if succ not in members:
+                if succ not in self.block_set:
                     self.error(block, None, f"logical successor {succ.name} is not a block here")
         for block in fn.blocks:
+            self.layout(block)
             for index, ins in enumerate(block.instructions):
                 self.instruction(block, index, ins)
+        if self.errors:
+            return self.errors
         self.phis()
+        if fn.level == "exec" and not self.errors:
+            self.ssa_values()
         if not self.errors:
             self.undefined_reads()
         return self.errors
+
+    # --- layout -----------------------------------------------------------------------------------
+    def layout(self, block: Block) -> None:
+        """else_*cmp first, then phis, then the body, then trailing control; stop last."""
+        instructions = block.instructions
+        trailing: Instruction | None = None
+        body: Instruction | None = None
+        for index, ins in enumerate(instructions):
+            if ins.name in _ELSE:
+                if index != 0:
+                    self.error(block, index, f"{ins.name} must be the first instruction of its block", ins)
+            elif ins.is_phi:
+                if body is not None or trailing is not None:
+                    self.error(block, index, "phi after a non-phi instruction; phis come first (after an else)", ins)
+            elif ins.name in _TRAILING:
+                trailing = trailing or ins
+                if ins.name == "stop" and index != len(instructions) - 1:
+                    self.error(block, index, "stop must be the last instruction of its block", ins)
+            else:
+                body = ins
+                if trailing is not None:
+                    self.error(block, index, f"{ins.name} follows the block's trailing {trailing.name}; "
+                               "control flow ends a block", ins)
 
     # --- one instruction ------------------------------------------------------------------------
     def instruction(self, block: Block, index: int, ins: Instruction) -> None:
         if self.table.get(ins.name) is not ins.opcode:
             self.error(block, index, f"{ins.name} is not an opcode of the {self.fn.level} level", ins)
             return
+        before = len(self.errors)
+        row = ins.opcode
+        if not row.variadic and len(ins.srcs) != len(row.srcs):
+            self.error(block, index, f"{ins.name} takes {len(row.srcs)} source(s), found {len(ins.srcs)}", ins)
+        if not ins.is_phi:
+            self.check_targets(block, index, ins)
+        self.destination(block, index, ins)
+        if ins.sat and not row.sat:
+            self.error(block, index, f".sat is not allowed on {ins.name}", ins)
+        self.check_attrs(block, index, ins)
         for ref in [src.ref for src in ins.srcs] + ins.defs():
             problem = self.operand_problem(ref)
             if problem:
                 self.error(block, index, problem, ins)
-        row = ins.opcode
-        if row.has_dest and ins.dest is not None and ins.dest.size not in row.dest_sizes:
-            sizes = "/".join(str(s) for s in row.dest_sizes)
-            self.error(block, index, f"{ins.name} writes {sizes} bits, not {ins.dest.size}", ins)
-        if not row.variadic:
-            for position, (src, declared) in enumerate(zip(ins.srcs, row.srcs, strict=False)):
-                self.source_size(block, index, ins, position, src, declared)
+        structural_ok = len(self.errors) == before
+        for position, src in enumerate(ins.srcs):
+            if isinstance(src.ref, Uniform) and src.ref not in self.uniform_set:
+                self.error(block, index, f"uniform {src.ref.name} is not declared by the function", ins)
+            if ins.is_phi or ins.name == "parallel_copy":
+                for modifier in MODIFIERS:
+                    if getattr(src, modifier):
+                        self.error(block, index, f"{ins.name} sources cannot carry .{modifier}", ins)
+            elif position < len(row.srcs):
+                self.check_source(block, index, ins, position, src, row.srcs[position])
+                if not isinstance(ins.dest, Value):
+                    self.width_rule(block, index, ins, src, row.srcs[position])
+        if ins.is_phi:
+            self.phi_sizes(block, index, ins)
         if ins.name == "parallel_copy":
             self.parallel_copy(block, index, ins)
-        if self.control and R0L in ins.defs() and ins.name not in _R0L_WRITERS:
-            self.error(block, index, f"{ins.name} writes r0l, the exec-mask counter", ins)
-        if self.control:
-            for dest in ins.defs():
-                if isinstance(dest, Register) and dest != R0L and dest.overlaps(R0L):
-                    self.error(block, index, f"{dest.name} overlaps r0l, reserved for control flow", ins)
+        if structural_ok and row.check is not None:
+            message = row.check(ins)
+            if message:
+                self.error(block, index, message, ins)
+        self.r0l_writes(block, index, ins)
+
+    def destination(self, block: Block, index: int, ins: Instruction) -> None:
+        row = ins.opcode
+        if ins.name == "parallel_copy":
+            if ins.dest is not None or len(ins.dests) != len(ins.srcs):
+                self.error(block, index, "a parallel copy has one destination per source", ins)
+            return
+        dest = ins.dest
+        if row.has_dest and dest is None:
+            self.error(block, index, f"{ins.name} needs a destination", ins)
+        elif not row.has_dest and dest is not None:
+            self.error(block, index, f"{ins.name} has no destination, but {_name(dest)} is given", ins)
+        elif dest is not None and dest.size not in row.dest_sizes:
+            sizes = "/".join(str(s) for s in row.dest_sizes)
+            self.error(block, index, f"{ins.name} writes {sizes} bits, not {dest.size} ({_name(dest)})", ins)
+
+    def r0l_writes(self, block: Block, index: int, ins: Instruction) -> None:
+        if not self.control:
+            return
+        for dest in ins.defs():
+            if dest == R0L:
+                if ins.name not in _R0L_WRITERS:
+                    self.error(block, index, f"{ins.name} writes r0l, the exec-mask counter", ins)
+                elif ins.name == "mov_imm" and ins.attrs.get("value") != 0:
+                    self.error(block, index, "r0l = mov_imm must write 0 (begin_cf); the exec rows "
+                               "update r0l", ins)
+            elif isinstance(dest, Register) and dest.overlaps(R0L):
+                self.error(block, index, f"{dest.name} overlaps r0l, reserved for control flow", ins)
 
     def operand_problem(self, ref) -> str | None:
         level = self.fn.level
@@ -117,31 +221,76 @@ class _MachineVerifier:
             return f"SSA value %{ref.name} at the {level} level"
         return None
 
-    def source_size(self, block, index, ins, position, src, declared: spec.Src) -> None:
-        ref = src.ref
-        if isinstance(ref, Immediate):
-            return
-        if ref.size not in declared.sizes:
-            sizes = "/".join(str(s) for s in declared.sizes)
-            self.error(block, index, f"source {declared.name} must be {sizes} bits, not {ref.size}", ins)
-            return
-        dest = ins.dest
-        if dest is None or isinstance(ref, Uniform) and declared.width_rule is None:
+    def width_rule(self, block, index, ins, src, declared: spec.Src) -> None:
+        """The row's width rule against a register or vreg destination (the SSA verifier's
+        check_source applies it to SSA destinations)."""
+        ref, dest = src.ref, ins.dest
+        if dest is None or isinstance(ref, Immediate) or declared.width_rule is None:
             return
         if declared.width_rule == spec.AT_MOST_DEST and ref.size > dest.size:
             self.error(block, index, f"source {declared.name} is {ref.size} bits, wider than the {dest.size}-bit destination", ins)
         elif declared.width_rule == spec.SAME_AS_DEST and ref.size != dest.size:
             self.error(block, index, f"source {declared.name} must be as wide as the {dest.size}-bit destination", ins)
 
+    def phi_sizes(self, block, index, ins) -> None:
+        if self.fn.level == "machine" and not isinstance(ins.dest, Register):
+            self.error(block, index, "a machine-level phi writes a register", ins)
+        for src in ins.srcs:
+            if not isinstance(src.ref, Immediate) and ins.dest is not None and src.ref.size != ins.dest.size:
+                self.error(block, index, f"phi source {_name(src.ref)} is {src.ref.size} bits, the "
+                           f"destination {ins.dest.size}", ins)
+
     def parallel_copy(self, block, index, ins) -> None:
         written: set[object] = set()
-        for dest, src in zip(ins.dests, ins.srcs, strict=True):
+        for dest, src in zip(ins.dests, ins.srcs, strict=False):
             if not isinstance(src.ref, Immediate | Uniform) and src.ref.size != dest.size:
                 self.error(block, index, f"copy of {src.ref.size} bits into {dest.size}", ins)
             places = set(dest.halves) if isinstance(dest, Register) else {_key(dest)}
             if places & written:
-                self.error(block, index, f"{getattr(dest, 'name', dest)} is written twice", ins)
+                self.error(block, index, f"{_name(dest)} is written twice", ins)
             written |= places
+
+    # --- SSA values at the exec level ------------------------------------------------------------
+    def ssa_values(self) -> None:
+        """Each value defined once; each use dominated by its definition over the logical
+        CFG (a phi's source by the end of its predecessor)."""
+        cfg = CFG(self.fn)
+        doms = Dominators(cfg)
+        defs: dict[Value, tuple[Block, int]] = {}
+        names: dict[str, Value] = {}
+        for block in self.fn.blocks:
+            for index, ins in enumerate(block.instructions):
+                value = ins.dest
+                if not isinstance(value, Value):
+                    continue
+                if value in defs or names.get(value.name, value) is not value:
+                    self.error(block, index, f"%{value.name} is defined more than once", ins)
+                    continue
+                defs[value] = (block, index)
+                names[value.name] = value
+        for block in self.fn.blocks:
+            if block not in cfg.reachable:
+                continue
+            for index, ins in enumerate(block.instructions):
+                for position, src in enumerate(ins.srcs):
+                    value = src.ref
+                    if not isinstance(value, Value):
+                        continue
+                    site = defs.get(value)
+                    if site is None:
+                        self.error(block, index, f"%{value.name} is used but never defined", ins)
+                        continue
+                    def_block, def_index = site
+                    if ins.is_phi:
+                        pred = ins.blocks[position]
+                        if pred in cfg.reachable and not doms.dominates(def_block, pred):
+                            self.error(block, index, f"phi source %{value.name} for {pred.name} is not "
+                                       f"available there: {def_block.name} does not dominate it", ins)
+                    elif def_block is block and def_index >= index:
+                        self.error(block, index, f"use of %{value.name} before its definition", ins)
+                    elif def_block is not block and not doms.dominates(def_block, block):
+                        self.error(block, index, f"use of %{value.name} is not dominated by its "
+                                   f"definition in {def_block.name} (over the logical CFG)", ins)
 
     # --- phis -------------------------------------------------------------------------------------
     def phis(self) -> None:
@@ -152,7 +301,9 @@ class _MachineVerifier:
                     preds[succ].append(block)
         for block in self.fn.blocks:
             for index, ins in enumerate(block.instructions):
-                if ins.is_phi and ins.blocks != preds[block]:
+                if ins.is_phi and len(ins.srcs) != len(ins.blocks):
+                    self.error(block, index, f"phi has {len(ins.srcs)} sources but {len(ins.blocks)} blocks", ins)
+                elif ins.is_phi and ins.blocks != preds[block]:
                     names = ", ".join(b.name for b in preds[block])
                     self.error(block, index, f"phi sources must come from {names or 'no block'}, in that order", ins)
 
@@ -160,8 +311,8 @@ class _MachineVerifier:
     def places(self, ref) -> list[object]:
         if isinstance(ref, Register):
             return list(ref.halves)
-        if isinstance(ref, VirtualRegister | Value):
-            return [_key(ref)]
+        if isinstance(ref, VirtualRegister):
+            return [ref]
         return []
 
     def undefined_reads(self) -> None:
