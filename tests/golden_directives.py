@@ -19,6 +19,12 @@ Directives (one per comment line, `; KEY: rest`):
                                 aside); EXPECT lines must appear in this order (repeatable)
     EXPECT-UNCHANGED            (no colon) every pass reports no change and the text is equal
 
+Files live in tests/golden and tests/golden/machine. A `func.exec|vreg|machine` file's
+runs (INPUT and what follows it) are on the wave interpreter (oracles.machine), one wave per
+INPUT; FUEL then counts instructions per wave. PASS names are looked up in agxir.passes.PASSES,
+then agxir.machine.pipeline.MACHINE_PASSES; a result that is not SSA runs on the wave
+interpreter.
+
 A PASS file's result must verify; its INPUT runs whose outcome is returned (or not given)
 must give the same OUTPUT/MEMORY after the passes too. With EXPECT lines, some pass must
 report a change.

@@ -11,7 +11,7 @@ import pytest
 from agxir.ir import clone_function
 from agxir.liveness import Liveness
 from agxir.machine.pipeline import MACHINE_PASSES
-from agxir.passes import get_pass
+from agxir.passes import PASSES, get_pass
 from agxir.text import ParseError, parse_function, print_function
 from agxir.verifier import verify
 from oracles.inputs import InputSet
@@ -106,14 +106,20 @@ def _check_runs(fn, runs, returned_only: bool = False) -> None:
             assert outcome.memory[name][offset : offset + len(data)] == data
 
 
+def _pass(name: str):
+    """A PASS name: an SSA pass (agxir.passes.PASSES), else a machine-level one."""
+    if name in PASSES:
+        return get_pass(name)
+    assert name in MACHINE_PASSES, f"PASS {name}: neither an SSA nor a machine-level pass"
+    return MACHINE_PASSES[name]
+
+
 def _check_passes(fn, expected) -> None:
     """PASS/EXPECT/EXPECT-UNCHANGED: the passes' result verifies, matches the expected lines
     and still gives every returned run's expected outputs."""
     before = print_function(fn)
     after = clone_function(fn)
-    changes = [
-        (name, (MACHINE_PASSES.get(name) or get_pass(name)).run(after)) for name in expected.passes
-    ]
+    changes = [(name, _pass(name).run(after)) for name in expected.passes]
     assert [str(error) for error in verify(after)] == []
     printed = print_function(after)
     if expected.expect_unchanged:
