@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,15 @@ from multiprocessing.connection import wait as wait_for
 from fuzz.findings import FindingStore
 from fuzz.harness import Finding, Harness, Stats
 from fuzz.passes_under_test import PassUnderTest
+from fuzz.processes import (
+    become_worker,
+    describe_death,
+    dies,
+    in_child,
+    kill_group,
+    stamped,
+    unstamp,
+)
 
 
 def program_seed(seed: int, index: int) -> int:
@@ -45,6 +53,12 @@ class CampaignConfig:
     address_heavy: bool = False  # programs whose memory accesses use address math shapes
     pass_memory_mb: int | None = 4096  # address space per worker: a pass that eats memory
     # fails with MemoryError (a crash finding) instead of taking the machine down
+    hang_grace: float = 20.0  # a pass still running this long after its deadline has
+    # defeated it (ignored SIGALRM, stopped itself): its worker is killed, a timeout finding
+
+    @property
+    def hang_seconds(self) -> float:
+        return self.pass_timeout + self.hang_grace
 
     def harness_options(self) -> dict:
         return {
@@ -62,6 +76,9 @@ class CampaignResult:
     duplicates: int = 0
     internal_error: str | None = None
     worker_deaths: int = 0  # workers a pass took down (each reported, each replaced)
+    outside_deaths: list = field(default_factory=list)  # workers killed from outside the
+    # run (a fresh process checks the program without dying): the run cannot vouch for itself
+    hung_workers: int = 0  # workers killed because a pass defeated its deadline
     interrupted: bool = False  # stopped by Ctrl-C: the summary covers what was checked
     memory_limit_hits: int = 0  # crash findings that were the memory limit
     shapes: dict = field(default_factory=dict)  # (pass, oracle, reproducer shape) -> index
@@ -84,34 +101,11 @@ def build_case(seed: int, index: int, config: CampaignConfig):
     return fn, inputs
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this worker when the campaign's process dies (SIGKILL of the
-    parent included), so no worker outlives its run."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def _limit_memory(megabytes: int | None) -> None:
-    if megabytes:
-        import resource
-
-        limit = megabytes << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
 def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop,
-          current=None, start: int | None = None) -> None:
-    _die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _limit_memory(config.pass_memory_mb)
+          current=None, start: int | None = None, where=None, since=None) -> None:
+    become_worker(config.pass_memory_mb)
     index = job if start is None else start
+    pipelines = config.pipelines if where is None else stamped(config.pipelines, job, where, since)
     try:
         while config.examples is None or index < config.examples:
             if stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
@@ -120,40 +114,28 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
                 current[job] = index  # what the parent blames if this process dies
             fn, inputs = build_case(config.seed, index, config)
             harness = Harness(inputs, **config.harness_options())
-            findings = harness.check(fn, config.pipelines)
+            findings = harness.check(fn, pipelines)
             for finding in findings:
                 messages.send(("finding", index, finding))
             # Per program, so a worker that dies has had every program it finished counted.
             messages.send(("stats", job, harness.stats))
             index += config.jobs
-    except Exception as error:  # a harness bug: report it with what replays it
+    except BaseException as error:  # a harness bug: report it with what replays it
         messages.send(("error", job, f"program {index}: {type(error).__name__}: {error}"))
     messages.send(("done", job, None))
 
 
-def _dies(fn, inputs, pipeline, config: CampaignConfig) -> int | None:
-    """Run one pipeline on one program in a forked child; its wait status if it died."""
-    pid = os.fork()
-    if pid == 0:  # the child: whatever the pass does to this process stays here
-        try:
-            Harness(inputs, **config.harness_options()).check(fn, [pipeline])
-        finally:
-            os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    return None if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else status
+def _dies(fn, inputs, pipeline, config: CampaignConfig):
+    """Run one pipeline on one program in a forked child: how it died, or None."""
+    return dies(lambda: Harness(inputs, **config.harness_options()).check(fn, [pipeline]),
+                seconds=config.hang_seconds * len(pipeline) + 30,
+                memory_mb=config.pass_memory_mb)
 
 
-def _describe_death(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        import signal
-
-        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-    return f"exited with status {os.WEXITSTATUS(status)}"
-
-
-def death_finding(config: CampaignConfig, index: int, exitcode: int | None) -> Finding:
+def death_finding(config: CampaignConfig, index: int) -> Finding | None:
     """The finding for a worker that died on program `index`: which pipeline and step kill
-    a fresh process too (found by forking one child per prefix), or the whole program."""
+    a fresh process too (found by forking one child per prefix). None if no fresh process
+    dies on it: the worker was killed from outside the run, not by a pass."""
     from agxir.text import print_function
 
     fn, inputs = build_case(config.seed, index, config)
@@ -166,12 +148,21 @@ def death_finding(config: CampaignConfig, index: int, exitcode: int | None) -> F
             step_status = _dies(fn, inputs, pipeline[:length], config)
             if step_status is not None:
                 names = tuple(step.name for step in pipeline[:length])
-                message = f"the pass took its process down ({_describe_death(step_status)})"
+                message = f"the pass took its process down ({describe_death(step_status)})"
                 return Finding(names[-1], "crash", message, names, text, inputs[0])
-    how = f"exit code {exitcode}" if exitcode is not None else "no exit code"
-    names = tuple(step.name for pipeline in config.pipelines[:1] for step in pipeline)
-    message = f"a worker died on this program ({how}) and a fresh process does not"
-    return Finding(names[-1] if names else "(input)", "crash", message, names, text, inputs[0])
+    return None
+
+
+def hang_finding(config: CampaignConfig, index: int, stamp: int) -> Finding:
+    """The finding for a worker killed because the pass at `stamp` overran its deadline."""
+    from agxir.text import print_function
+
+    fn, inputs = build_case(config.seed, index, config)
+    number, step = unstamp(stamp)
+    names = tuple(unit.name for unit in config.pipelines[number][: step + 1])
+    message = (f"the pass ran longer than {config.pass_timeout:g} s and did not stop at its "
+               f"deadline: its worker was killed after {config.hang_seconds:g} s")
+    return Finding(names[-1], "timeout", message, names, print_function(fn), inputs[0])
 
 
 def run_campaign(
@@ -187,13 +178,19 @@ def run_campaign(
     context = multiprocessing.get_context("fork")
     stop = context.Event()
     current = context.Array("q", config.jobs, lock=False)
+    where = context.Array("q", config.jobs, lock=False)  # the pass each worker runs
+    since = context.Array("d", config.jobs, lock=False)  # since when (0: none)
+    hung: set[int] = set()
+    rechecked: set[int] = set()  # programs a worker killed from outside died on
     processes: dict[int, object] = {}
     readers: dict[object, int] = {}
 
     def start(job: int, first: int | None = None) -> None:
+        since[job] = 0.0  # the slot's last pass was its predecessor's
         reader, writer = context.Pipe(duplex=False)
         process = context.Process(
-            target=_work, args=(job, config, stop_at, writer, stop, current, first), daemon=True
+            target=_work, args=(job, config, stop_at, writer, stop, current, first, where, since),
+            daemon=True,
         )
         process.start()
         writer.close()  # the worker holds the only write end: its exit is our end of file
@@ -217,19 +214,42 @@ def run_campaign(
                     reader.close()
                     process = processes[job]
                     process.join(timeout=5)
+                    kill_group(process.pid)
                     if job not in finished:
                         # Gone without saying done: a pass took the process down. Report it
                         # and let a replacement carry on with the rest of this worker's share.
                         index = current[job]
+                        if job in hung:
+                            hung.discard(job)
+                            result.hung_workers += 1
+                            finding = hang_finding(config, index, where[job])
+                        else:
+                            finding = death_finding(config, index)
+                        if finding is None and index not in rechecked:
+                            # Killed from outside: not a pass's finding, but not a green run
+                            # either. The replacement checks this program again.
+                            rechecked.add(index)
+                            result.outside_deaths.append(
+                                f"worker {job} was {describe_death(_status(process))} on program "
+                                f"{index}, which a fresh process checks without dying"
+                            )
+                            start(job, index)
+                            continue
                         result.worker_deaths += 1
-                        finding = death_finding(config, index, process.exitcode)
-                        _record(result, store, seen, finding, config, index, in_process=False)
+                        if finding is not None:
+                            _record(result, store, seen, finding, config, index,
+                                    in_process=False)
                         if config.fail_fast:
                             stop.set()
                         start(job, index + config.jobs)
                     continue
                 _handle(kind, who, payload, result, store, seen, config, stop, finished, started)
             now = time.monotonic()
+            for job, process in processes.items():  # a pass that defeated its deadline
+                began = since[job]
+                if began and now - began > config.hang_seconds and job not in hung:
+                    hung.add(job)
+                    process.kill()
             if on_progress and now - last_progress >= 1.0:
                 on_progress(result.stats, now - started, len(result.findings))
                 last_progress = now
@@ -241,9 +261,19 @@ def run_campaign(
         for process in processes.values():
             process.join(timeout=5)
             if process.is_alive():
-                process.terminate()
+                process.kill()
+                process.join(timeout=5)
+            kill_group(process.pid)
     result.seconds = time.monotonic() - started
     return result
+
+
+def _status(process) -> int:
+    """A wait status for describe_death from a multiprocessing exit code."""
+    code = process.exitcode
+    if code is None:
+        return 9  # not reaped: say SIGKILL, which is what the campaign would have sent
+    return -code if code < 0 else code << 8
 
 
 def _handle(kind, who, payload, result, store, seen, config, stop, finished, started) -> None:
@@ -287,8 +317,9 @@ def _drain(readers, result: CampaignResult) -> None:
 
 def _record(result, store, seen, finding: Finding, config: CampaignConfig, index: int,
             *, in_process: bool = True) -> None:
-    """Deduplicate, reduce and write one finding. `in_process=False` for a pass that takes
-    its process down: it is neither reduced nor re-run here, in the campaign's own process."""
+    """Deduplicate, reduce and write one finding. Reduction and deduplication re-run the
+    pass in a forked child (never in the campaign's own process, which a pass could exit or
+    hang); `in_process=False` for a pass that takes its process down: it is not re-run."""
     if finding.oracle == "crash" and finding.message.startswith("MemoryError"):
         result.memory_limit_hits += 1
     if finding.signature in seen:
@@ -296,11 +327,17 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
         return
     seen.add(finding.signature)
     if config.reduce_seconds > 0 and in_process:
-        finding = reduce_finding(finding, config, index)
+        finding = in_child(
+            reduce_finding, finding, config, index, memory_mb=config.pass_memory_mb,
+            seconds=config.reduce_seconds + config.hang_seconds + 30,
+        ) or finding
     # One bug, one finding: messages name slots, buffers and opcodes that differ between
     # programs, but the reduced reproducers of one bug have one shape.
     if in_process and finding.oracle not in ("crash", "timeout"):
-        shape = (finding.pass_name, finding.oracle, change_shape(finding, config))
+        change = in_child(change_shape, finding, config, memory_mb=config.pass_memory_mb,
+                          seconds=2 * config.hang_seconds + 30)
+        shape = (finding.pass_name, finding.oracle,
+                 change or reproducer_shape(finding.program))
     else:  # never re-run a pass that crashed or hung in this process
         shape = (finding.pass_name, finding.oracle, reproducer_shape(finding.program))
     if shape in result.shapes:

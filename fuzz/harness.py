@@ -216,15 +216,24 @@ class Harness:
                     changed = step.run(work)
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
-            except (Exception, SystemExit) as error:  # a pass that raises (or exits) is a
-                # finding, not our crash; Ctrl-C (KeyboardInterrupt) still stops the run
+            except BaseException as error:  # a pass that raises (or exits) is a finding, not
+                # our crash; Ctrl-C still stops the run, but a KeyboardInterrupt where SIGINT
+                # is ignored (a campaign worker) can only have come from the pass
+                if isinstance(error, KeyboardInterrupt) and (
+                    signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+                ):
+                    raise
                 if _declined(error, current):
                     if not self._declined:  # once per program, whatever the pipelines
                         self.stats.unstructurable += 1
                         self._declined = True
                     return None
                 return found("crash", f"{type(error).__name__}: {error}")
-            after = print_function(work)
+            try:
+                after = print_function(work)
+            except Exception as error:  # the pass left something that is not IR
+                return found("crash", f"the pass left an unprintable function: "
+                             f"{type(error).__name__}: {error}")
             self.stats.pass_runs[step.name] += 1
             if not changed:
                 if after != current_text:

@@ -24,16 +24,24 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
         "pass_runs": dict(stats.pass_runs),
         "pass_changes": {name: stats.pass_changes.get(name, 0) for name in units},
         "duplicate_findings": result.duplicates,
+        # What a reader must know before trusting the counts: none of these is a green run.
+        "interrupted": result.interrupted,
+        "workers_taken_down_by_a_pass": result.worker_deaths,
+        "workers_hung_past_deadline": result.hung_workers,
+        "workers_killed_from_outside": list(result.outside_deaths),
+        "pass_memory_limit_hits": result.memory_limit_hits,
+        "internal_error": result.internal_error,
         "findings": [
             {
                 "pass": finding.pass_name,
                 "oracle": finding.oracle,
                 "message": finding.message,
                 "signature": finding.signature,
+                "more_like_it": result.more_like[number] if number < len(result.more_like) else 0,
                 "file": str(files.reproducer) if files else None,
                 "command": files.command if files else None,
             }
-            for finding, files in result.findings
+            for number, (finding, files) in enumerate(result.findings)
         ],
     }
 

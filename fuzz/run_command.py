@@ -71,6 +71,10 @@ def _print_summary(result, units, seed: int) -> None:
         print("interrupted (Ctrl-C): the counts cover the programs checked before it")
     if result.worker_deaths:
         print(f"workers taken down by a pass: {result.worker_deaths} (each reported, each replaced)")
+    if result.hung_workers:
+        print(f"workers killed because a pass ran past its deadline: {result.hung_workers}")
+    for death in result.outside_deaths:
+        print(f"killed from outside the run: {death} (checked again by its replacement)")
     if result.memory_limit_hits:
         print(f"pass memory limit hit: {result.memory_limit_hits} times (--pass-memory)")
     if stats.unstructurable:
@@ -135,6 +139,10 @@ def run_campaign_command(args) -> int:
         return 3
     if result.findings:
         return 1
+    if result.outside_deaths:  # not a pass's finding, but the run cannot vouch for itself
+        print(f"agxfuzz: {len(result.outside_deaths)} worker(s) killed from outside the run "
+              "(a user, the OOM killer?): not a green run", file=sys.stderr)
+        return 3
     if result.interrupted:  # not every program of the budget was checked: not a green run
         return 130
     return 0
