@@ -73,3 +73,34 @@ def test_sequentialized_copies_equal_the_parallel_semantics(copy):
     assert all(ins.name != "parallel_copy" for ins in lowered)
     assert _simulate_sequential(lowered, start) == _simulate_parallel(copy, start)
     assert check_copy_lowering(before, fn) == []
+
+
+def _lowered(copy) -> list:
+    fn = Function("t", [], [Block("b0", [copy], [])], "machine")
+    assert lower_copies(fn)
+    return fn.blocks[0].instructions
+
+
+def test_copies_to_themselves_are_dropped():
+    copy = Instruction(COPY, None, [Operand(Register(2, 32)), Operand(Register(8, 64))], {}, [],
+                       False, [Register(2, 32), Register(8, 64)])
+    assert _lowered(copy) == []
+
+
+def test_a_cycle_of_any_length_takes_one_swap_fewer_than_its_length():
+    start = {h: 100 + h for h in range(32)}
+    for length in range(2, 9):
+        halves = list(range(1, length + 1))
+        copy = Instruction(COPY, None, [Operand(Register(h % length + 1, 16)) for h in halves],
+                           {}, [], False, [Register(h, 16) for h in halves])
+        lowered = _lowered(copy)
+        assert all(ins.attrs.get("tt") == 0x6 for ins in lowered)  # xors only, no scratch
+        assert len(lowered) == 3 * (length - 1)
+        assert _simulate_sequential(lowered, start) == _simulate_parallel(copy, start)
+
+
+def test_an_immediate_is_zero_extended_into_a_64_bit_register():
+    copy = Instruction(COPY, None, [Operand(Immediate(0xBEEF))], {}, [], False, [Register(4, 64)])
+    lowered = _lowered(copy)
+    assert [(ins.name, ins.dest, ins.attrs["value"]) for ins in lowered] == [
+        ("mov_imm", Register(4, 32), 0xBEEF), ("mov_imm", Register(6, 32), 0)]
