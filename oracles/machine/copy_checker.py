@@ -4,10 +4,11 @@ the parallel copy would, and everything else must be untouched.
 Per block, both programs are executed symbolically from the same symbolic register file
 (each half holds the symbol of its entry value). A symbol is an XOR of atoms (a half's
 entry value, an immediate piece, a uniform's piece, an instruction's result), so a swap by
-three `xor`s is recognised as a swap. The lowered program's instructions are aligned
-greedily with the original's: the counterpart of the next original instruction (the same
-text, reading the same symbols), or a move (`mov`, `xor` of 16-bit halves, `mov_imm`). At
-the end of each block every half the rest of the program may read (the halves live out of
+three `xor`s is recognised as a swap. The lowered program's instructions are aligned with
+the original's: the counterpart of the next original instruction (the same text, reading
+the same symbols), or, only where the original had a parallel copy, a move (`mov`, a
+16/32-bit `xor`, `mov_imm`). At the end of each block every half the rest of the program
+may read (the halves live out of
 the block, by a per-half liveness over the logical CFG of the program before lowering: each
 lane follows that CFG and a write only reaches the lanes that run it) must hold the same
 symbol in both; a lowering may use a dead half as scratch. No inputs are needed.
@@ -141,33 +142,48 @@ def live_out_halves(fn: Function) -> dict[Block, set[int]]:
     return live_out
 
 
-def _lowered_block(new, expected, tags, original: _Registers, needed: set[int]) -> str | None:
+def _lowered_block(new, expected, tags, copies_at: set[int], original: _Registers,
+                   needed: set[int]) -> str | None:
     """None when `new` realizes `expected` (texts and reads of the original's non-copy
-    instructions) and ends with the original's registers; else the first difference. A
-    lowered move that reads like the next original instruction is tried both ways."""
+    instructions) and ends with the original's registers; else the first difference.
+    Moves may stand only where the original had a parallel copy (`copies_at`: the
+    positions in `expected` a copy came just before, len(expected) for the block's end);
+    there, a move that reads like the next original instruction is tried both ways."""
     instructions = new.instructions
+    tried: dict[tuple, str | None] = {}
 
     def attempt(i: int, position: int, lowered: _Registers) -> str | None:
+        # Remembered by where both programs are and the register file, so that repeated
+        # identical moves cannot make the two readings exponential.
+        key = (i, position, frozenset(lowered.halves.items()))
+        if key not in tried:
+            tried[key] = walk(i, position, lowered)
+        return tried[key]
+
+    def walk(i: int, position: int, lowered: _Registers) -> str | None:
         while i < len(instructions):
             ins = instructions[i]
             text = format_instruction(ins)
             matches = position < len(expected) and expected[position] == (text, lowered.read(ins))
-            if matches:
+            if matches and position in copies_at:
                 alternative = _Registers()
                 alternative.halves = dict(lowered.halves)
+                if _move(alternative, ins):
+                    lowered.write_result(ins, tags[position])
+                    found = attempt(i + 1, position + 1, lowered)
+                    if found is None:
+                        return None
+                    # Both readings fail: report the one taking `ins` as the original's.
+                    return None if attempt(i + 1, position, alternative) is None else found
+            if matches:
                 lowered.write_result(ins, tags[position])
-                found = attempt(i + 1, position + 1, lowered)
-                if found is None or not _move(alternative, ins):
-                    return found
-                # Both readings fail: report the one that takes `ins` as the original's.
-                return None if attempt(i + 1, position, alternative) is None else found
-            if not _move(lowered, ins):
+                position += 1
+            elif position not in copies_at or not _move(lowered, ins):
                 if position < len(expected) and expected[position][0] == text:
                     return (f"in {new.name}, `{text}` does not read what it read before the "
                             f"copies were lowered")
                 want = f"`{expected[position][0]}`" if position < len(expected) else "nothing"
                 return f"in {new.name}, `{text}` stands where the original has {want}"
-
             i += 1
         if position != len(expected):
             return f"in {new.name}, `{expected[position][0]}` is missing"
@@ -195,14 +211,16 @@ def check_copy_lowering(before: Function, after: Function) -> list[str]:
         original = _Registers()
         expected: list[tuple[str, tuple]] = []
         tags: list[int] = []
+        copies_at: set[int] = set()
         for index, ins in enumerate(old.instructions):
             if ins.name == "parallel_copy":
                 _parallel(original, ins)
+                copies_at.add(len(expected))
             else:
                 expected.append((format_instruction(ins), original.read(ins)))
                 tags.append(index)
                 original.write_result(ins, index)
-        found = _lowered_block(new, expected, tags, original, live_out[old])
+        found = _lowered_block(new, expected, tags, copies_at, original, live_out[old])
         if found:
             errors.append(found)
     return errors

@@ -228,3 +228,43 @@ def test_the_checker_accepts_a_lowering_exactly_when_it_computes_the_parallel_co
         assert (check_copy_lowering(before, after) == []) == agrees, name
         if name == "right":
             assert agrees
+
+
+def test_moves_may_stand_only_where_a_parallel_copy_was():
+    text = """\
+func.machine @m(u0:32) {
+b0: -> b1
+  r1 = iadd u0, #1 shift=0
+  r2 = iadd u0, #2 shift=0
+  r1, r2 = parallel_copy r2, r1
+b1:
+  export r1 slot=0
+  export r2 slot=1
+  stop
+}
+"""
+    swap = "  r1 = xor r1, r2\n  r2 = xor r1, r2\n  r1 = xor r1, r2\n"
+    hoisted = parse_function(text.replace("  r1, r2 = parallel_copy r2, r1\n", "").replace(
+        "  r1 = iadd u0, #1 shift=0\n", "  r1 = iadd u0, #1 shift=0\n" + swap))
+    assert check_copy_lowering(parse_function(text), hoisted) == [
+        "in b0, `r1 = xor r1, r2` stands where the original has `r2 = iadd u0, #2 shift=0`"
+    ]
+
+
+def test_identical_original_moves_after_a_copy_are_aligned_in_polynomial_time():
+    # Each `r10 = mov r20` could be the original's or part of the lowering: both readings
+    # are tried, remembered by position and register file.
+    movs = "  r10 = mov r20\n" * 40
+    text = ("func.machine @w() {\nb0: -> b1\n  r1, r2 = parallel_copy r2, r1\n" + movs
+            + "b1:\n  export r1 slot=0\n  export r2 slot=1\n  export r10 slot=2\n  stop\n}\n")
+    before = parse_function(text)
+    two_moves = parse_function(text.replace("  r1, r2 = parallel_copy r2, r1\n",
+                                            "  r1 = mov r2\n  r2 = mov r1\n"))
+    assert check_copy_lowering(before, two_moves) == [
+        "at the end of b0, r2l does not hold what the parallel copy put there"
+    ]
+    extra = parse_function(text.replace("  r1, r2 = parallel_copy r2, r1\n",
+                                        "  r10 = mov r20\n  r1 = xor r1, r2\n  r2 = xor r1, r2\n"
+                                        "  r1 = xor r1, r2\n"))
+    # An extra `r10 = mov r20` in the lowering is harmless here (r10 is overwritten alike).
+    assert check_copy_lowering(before, extra) == []
