@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from agxir.ir import Block, Function, Instruction, Register, Value
 from agxir.liveness import Liveness
 from agxir.machine.occupancy import OCCUPANCY, threads_for_halves
+from agxir.machine.regalloc import has_control_flow
 from agxir.opcodes.table import BITOP_ALIASES
 
 __all__ = [
@@ -55,8 +56,6 @@ def width(value: Value) -> int:
 
 def reserved_halves(fn: Function) -> int:
     """Mesa's `reserved_size`: the nesting counter r0l when there is control flow."""
-    from agxir.machine.regalloc import has_control_flow
-
     return 1 if has_control_flow(fn) else 0
 
 
