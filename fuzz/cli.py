@@ -26,6 +26,12 @@ class UsageError(UserError):
     exit_status = 2
 
 
+class InvalidProgram(UsageError):
+    """A file that does not parse or verify: bad input (exit 2) for the commands that judge
+    passes or run the program, where 1 means "fails"; `verify` and `fmt` exit 1, their
+    verdict."""
+
+
 def _read(path: str) -> str:
     """The text of `path` (a UTF-8 byte-order mark is accepted). A file that cannot be read
     is bad usage (exit 2), never a result: for `check` and `repro` exit 1 means "fails"."""
@@ -47,11 +53,11 @@ def load_function(path: str, *, verified: bool = True, interpreted: bool = True)
     try:
         fn = parse_function(_read(path), filename=path)
     except ParseError as error:
-        raise UserError(str(error)) from None
+        raise InvalidProgram(str(error)) from None
     if verified:
         errors = verify(fn)
         if errors:
-            raise UserError("\n".join(f"{path}: {error}" for error in errors))
+            raise InvalidProgram("\n".join(f"{path}: {error}" for error in errors))
     for uniform in fn.uniforms:
         if interpreted and uniform.is_buffer and uniform.buffer_bytes > MAX_INTERPRETED_BUFFER:
             raise UsageError(
@@ -70,13 +76,21 @@ MAX_INTERPRETED_BUFFER = 64 << 20
 def cmd_fmt(args) -> int:
     from agxir.text import print_function
 
-    fn = load_function(args.file, verified=False, interpreted=False)
+    try:
+        fn = load_function(args.file, verified=False, interpreted=False)
+    except InvalidProgram as error:
+        print(error, file=sys.stderr)
+        return 1
     sys.stdout.write(print_function(fn))
     return 0
 
 
 def cmd_verify(args) -> int:
-    load_function(args.file, interpreted=False)
+    try:
+        load_function(args.file, interpreted=False)
+    except InvalidProgram as error:  # the verdict, not bad usage
+        print(error, file=sys.stderr)
+        return 1
     print(f"{args.file}: ok")
     return 0
 

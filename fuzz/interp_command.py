@@ -6,7 +6,7 @@ import json
 import random
 import sys
 
-from fuzz.cli import UserError
+from fuzz.cli import UsageError
 
 
 def input_sets_for(fn, args):
@@ -18,12 +18,12 @@ def input_sets_for(fn, args):
                 data = json.load(handle)
             sets = [InputSet.from_json(item) for item in data]
         except (OSError, ValueError, KeyError, TypeError) as error:
-            raise UserError(f"{args.inputs}: not a list of input sets: {error}") from None
+            raise UsageError(f"{args.inputs}: not a list of input sets: {error}") from None
         for input_set in sets:
             try:
                 check_inputs(fn, input_set)
             except InputError as error:
-                raise UserError(f"{args.inputs}: {error}") from None
+                raise UsageError(f"{args.inputs}: {error}") from None
         return sets
     return random_input_sets(fn, args.threads, args.seed, args.sets)
 

@@ -155,11 +155,16 @@ def check_command(args) -> int:
     from fuzz.interp_command import seeded_input_sets
 
     fn = load_function(args.file)
-    units, _ = units_under_test(args)
+    units, pipelines = units_under_test(args)
     sets = seeded_input_sets(fn, args)
     harness = Harness(sets, tv_threads=max(s.threads for s in sets) if args.tv else 0)
-    findings = harness.check(fn, [units])
+    # Passes named: in the order given. None named: the campaign's pipelines (machine
+    # passes after the steps that bring a program to their level, never after each other).
+    given = args.passes is not None or args.python_passes or args.pass_commands
+    findings = harness.check(fn, [units] if given else pipelines)
     names = " -> ".join(unit.name for unit in units) or "(no passes)"
+    if not given:
+        names = f"{len(units)} passes in {len(pipelines)} pipelines"
     if not findings:
         print(f"{args.file}: {names}: every oracle agrees on {len(sets)} input sets")
         return 0

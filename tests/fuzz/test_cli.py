@@ -102,4 +102,4 @@ def test_interp_given_inputs(tmp_path):
     assert outputs == [[0x40800000], [0x40800000]]  # 2.0 * 1.0 + 2.0
     path.write_text(json.dumps([{"threads": 1, "buffers": {"u0": "00"}}]))
     bad = agxfuzz("interp", str(EXAMPLES / "saxpy.agx"), "--inputs", str(path))
-    assert bad.returncode == 1 and "holds 1 bytes" in bad.stderr
+    assert bad.returncode == 2 and "holds 1 bytes" in bad.stderr  # bad input, not a result

@@ -57,3 +57,45 @@ def test_a_buffer_over_the_limit_is_refused_before_interpreting_and_the_limit_ca
     assert "over the interpreter's limit of 64 MB per buffer" in refused.stderr
     raised = agxfuzz("--max-buffer", "256", "interp", str(path), "--threads", "1", "--seed", "1")
     assert raised.returncode == 0, raised.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ("check",), ("interp",), ("reduce", "--passes", "dce"), ("tv", "SAME"),
+])
+def test_a_program_that_does_not_parse_is_bad_input_where_1_means_fails(command):
+    """`check` exit 1 means "a pass fails": a file that does not parse is not that."""
+    bad = str(GOLDEN / "parse_unknown_opcode.agx")
+    args = [bad if part == "SAME" else part for part in command[1:]]
+    result = agxfuzz(command[0], bad, *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "unknown opcode 'iadx'" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["verify", "fmt"])
+def test_for_verify_and_fmt_a_parse_error_is_the_verdict(command):
+    result = agxfuzz(command, str(GOLDEN / "parse_unknown_opcode.agx"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "parse_unknown_opcode.agx:5:11: unknown opcode 'iadx'" in result.stderr
+
+
+def test_a_program_that_does_not_verify_is_bad_input_for_check():
+    result = agxfuzz("check", str(GOLDEN / "verify_use_not_dominated.agx"), "--passes", "dce")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "not dominated" in result.stderr
+
+
+def test_a_malformed_inputs_file_is_bad_input_for_check(tmp_path):
+    path = tmp_path / "inputs.json"
+    path.write_text("[")
+    result = agxfuzz("check", str(GOLDEN / "loop_prefix_sum.agx"), "--passes", "dce",
+                     "--inputs", str(path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "not a list of input sets" in result.stderr
+
+
+def test_check_with_every_pass_by_default_is_green_on_a_valid_golden():
+    """By default `check` runs the campaign's pipelines: machine passes after the steps that
+    bring a program to their level, not all passes chained into a false crash."""
+    result = agxfuzz("check", str(GOLDEN / "device_load_formats.agx"), "--seed", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "every oracle agrees" in result.stdout
