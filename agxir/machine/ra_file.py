@@ -118,6 +118,44 @@ class RegisterFile:
             f"halves, even by moving other values"
         )
 
+    def repack(self, value: Value, dying: dict[Value, Register]) -> tuple[Register, list[Move]]:
+        """The last resort when eviction finds no room: lay the whole file out again. The
+        live values and `value` are packed largest first into the lowest aligned free
+        regions; then the `dying` sources (not in the file: freed for `value`) are packed
+        where no live value is, `value`'s register included, since the instruction reads
+        them before it writes. Returns `value`'s register and the moves of every live or
+        dying value that changed place (dying ones included, so the instruction reads them
+        where the copy put them: see `self.where` after the call for the live ones)."""
+        live = sorted(self.where, key=lambda v: (-width(v), self.where[v].half))
+        order = sorted([*live, value], key=lambda v: -width(v))
+        owner: dict[int, Value] = {}
+
+        def pack(item: Value, blocked: dict[int, Value]) -> Register:
+            size = width(item)
+            for base in range(0, self.bound - size + 1, size):
+                halves = range(base, base + size)
+                if not any(h in blocked or h in self.reserved for h in halves):
+                    return Register(base, item.size)
+            raise RegisterBoundExceeded(
+                f"no aligned {item.size}-bit register for %{item.name} within {self.bound} "
+                f"halves, even by moving other values"
+            )
+
+        placed: dict[Value, Register] = {}
+        for item in order:
+            placed[item] = pack(item, owner)
+            owner.update(dict.fromkeys(placed[item].halves, item))
+        dest_halves = set(placed[value].halves)
+        others = {h: v for h, v in owner.items() if h not in dest_halves}
+        for item in sorted(dying, key=lambda v: (-width(v), dying[v].half)):
+            placed[item] = pack(item, others)
+            others.update(dict.fromkeys(placed[item].halves, item))
+        moves = [Move(v, old, placed[v]) for v, old in [*((v, self.where[v]) for v in live),
+                                                         *dying.items()] if placed[v] != old]
+        self.owner = {h: v for h, v in owner.items()}
+        self.where = {v: placed[v] for v in [*live, value]}
+        return placed[value], moves
+
     def _evict_into(self, value: Value, base: int, protected: set[int]) -> tuple[Register, list[Move]]:
         taken: set[int] = set()
         worklist: list[Value] = []

@@ -238,8 +238,14 @@ class Allocator:
                 # the instruction and may be moved by the eviction like any other value.
                 for value in dying:
                     rf.place(value, dying_at[value])
-                register, moves = rf.evict_for(ins.dest, set())
-                dying_at = {v: rf.where[v] for v in dying}
+                try:
+                    register, moves = rf.evict_for(ins.dest, set())
+                    dying_at = {v: rf.where[v] for v in dying}
+                except RegisterBoundExceeded:  # then lay the file out again
+                    for value in dying:
+                        rf.free(value)
+                    register, moves = rf.repack(ins.dest, dying_at)
+                    dying_at = {**dying_at, **{m.value: m.dest for m in moves if m.value in dying_at}}
                 for value in dying:
                     rf.free(value)
             self.note_defined(ins.dest, register)

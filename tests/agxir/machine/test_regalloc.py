@@ -5,12 +5,13 @@ tight bounds under the RA checker, the demand oracle, the verifier and the wave 
 
 import pytest
 
-from agxir.ir import R0L, Register, clone_function
+from agxir.ir import R0L, Register, Value, clone_function
 from agxir.liveness import Liveness
 from agxir.machine.lower_cf import lower_cf, structurable
 from agxir.machine.lower_copies import lower_copies
 from agxir.machine.lower_phis import lower_phis
 from agxir.machine.pipeline import MACHINE_PASSES
+from agxir.machine.ra_file import RegisterFile
 from agxir.machine.regalloc import RegisterBoundExceeded, allocate, run_ra
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
@@ -237,3 +238,30 @@ def test_the_pass_changes_the_level_and_keeps_register_phis():
     assert run_ra(fn) and fn.level == "machine"
     assert any(ins.is_phi for ins in fn.instructions())
     assert "%" not in print_function(fn)
+
+
+def test_when_eviction_finds_no_room_the_file_is_laid_out_again():
+    """A state from a generated program at a bound of 20 halves: the 64-bit destination
+    fits only if the dying 32-bit source at r1 moves into the quad the destination takes
+    (the instruction reads it there first). Mesa's eviction, early- or late-kill, finds no
+    room; the repack does, and is a valid layout."""
+    rf = RegisterFile(20, frozenset({0}))
+    live = {Value("a", 16): 1, Value("b", 32): 4, Value("c", 32): 6, Value("d", 64): 8,
+            Value("e", 16): 12, Value("f", 16): 13, Value("g", 64): 16}
+    for value, half in live.items():
+        rf.place(value, Register(half, value.size))
+    source = Value("s", 32)
+    dying = {source: Register(2, 32)}
+    dest = Value("w", 64)
+    with pytest.raises(RegisterBoundExceeded):
+        rf.evict_for(dest, {2, 3})
+    register, moves = rf.repack(dest, dying)
+    assert register.aligned and register.size == 64
+    after = {v: rf.where[v] for v in live}
+    assert all(r.aligned and not r.overlaps(register) and 0 not in r.halves for r in after.values())
+    assert not any(a.overlaps(b) for a in after.values() for b in after.values() if a is not b)
+    moved = {m.value: m for m in moves}
+    dying_at = moved[source].dest if source in moved else dying[source]
+    assert not any(dying_at.overlaps(r) for r in after.values())
+    assert all(moved[v].source == Register(h, v.size) and moved[v].dest == after[v]
+               for v, h in live.items() if v in moved)
