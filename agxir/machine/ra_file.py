@@ -80,11 +80,13 @@ class RegisterFile:
         )
 
     def first_free(self, value: Value) -> Register | None:
-        size = width(value)
+        size, owner, reserved = width(value), self.owner, self.reserved
         for start in range(0, self.bound - size + 1, size):
-            register = Register(start, value.size)
-            if self.is_free(register):
-                return register
+            for half in range(start, start + size):
+                if half in owner or half in reserved:
+                    break
+            else:
+                return Register(start, value.size)
         return None
 
     def _regions(self, size: int, excluded: set[int]) -> list[int]:

@@ -355,30 +355,35 @@ def allocate(
     """Allocate registers for exec-level `fn` (not changed): the machine-level result is
     `Allocation.function`. With `threads`, the bound is the occupancy table's for that many
     threads."""
-    if fn.level != "exec":
-        raise ValueError(f"register allocation takes an exec-level function, not {fn.level}")
     if threads is not None:
         bound = max_halves_for_threads(threads)
+    return allocate_in_place(clone_function(fn), bound, allocator_class)
+
+
+def allocate_in_place(
+    fn: Function, bound: int = DEFAULT_BOUND, allocator_class: type[Allocator] = Allocator
+) -> Allocation:
+    """`allocate` without the copy: `fn` itself becomes the machine-level result."""
+    if fn.level != "exec":
+        raise ValueError(f"register allocation takes an exec-level function, not {fn.level}")
     if not 1 <= bound <= NUM_HALVES:
         raise ValueError(f"a register bound is 1..{NUM_HALVES} halves, not {bound}")
-    fn = clone_function(fn)
     allocator = allocator_class(fn, bound)
     allocator.run()
     registers = dict(allocator.defined)
     copies = allocator.apply()
     highest = max(
-        (h for ins in fn.instructions() for r in [*(s.ref for s in ins.srcs), *ins.defs()]
-         if isinstance(r, Register) and not (allocator.reserved and r == R0L) for h in r.halves),
+        (r.half + r.size // 16 - 1 for ins in fn.instructions() for r in ins.defs()
+         if isinstance(r, Register) and not (allocator.reserved and r == R0L)),
         default=-1,
     )
     return Allocation(registers, allocator.demand, highest, bound, copies, fn)
 
 
 def run_ra(fn: Function, allocator_class: type[Allocator] = Allocator) -> bool:
-    """The pass: `fn` takes the allocated blocks; the demand and bound go to its notes."""
-    allocation = allocate(fn, allocator_class=allocator_class)
-    fn.blocks = allocation.function.blocks
-    fn.level = "machine"
+    """The pass: `fn` is allocated in place; the demand and bound go to its notes (the rest
+    of the `Allocation` is dropped)."""
+    allocation = allocate_in_place(fn, allocator_class=allocator_class)
     fn.notes["demand"] = allocation.demand
     fn.notes["bound"] = allocation.bound
     return True
