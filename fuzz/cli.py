@@ -37,11 +37,17 @@ def _read(path: str) -> str:
     is bad usage (exit 2), never a result: for `check` and `repro` exit 1 means "fails"."""
     try:
         with open(path, encoding="utf-8-sig") as handle:
-            return handle.read()
+            text = handle.read(MAX_TEXT + 1)  # /dev/zero must not eat the machine
     except OSError as error:
         raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not a UTF-8 text file") from None
+    if len(text) > MAX_TEXT:
+        raise UsageError(f"{path}: larger than {MAX_TEXT >> 20} MB: not a program or record")
+    return text
+
+
+MAX_TEXT = 64 << 20  # characters: far more than any program or finding record
 
 
 def load_function(path: str, *, verified: bool = True, interpreted: bool = True):

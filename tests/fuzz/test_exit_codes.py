@@ -99,3 +99,9 @@ def test_check_with_every_pass_by_default_is_green_on_a_valid_golden():
     result = agxfuzz("check", str(GOLDEN / "device_load_formats.agx"), "--seed", "1")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "every oracle agrees" in result.stdout
+
+
+def test_an_endless_file_is_refused_not_read_into_memory():
+    result = agxfuzz("verify", "/dev/zero")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "/dev/zero: larger than 64 MB" in result.stderr
