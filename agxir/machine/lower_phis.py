@@ -1,9 +1,10 @@
 """Phi lowering: the register allocator's register phis become parallel copies.
 
 Each phi `rD = phi [rS1, P1], [rS2, P2]` of a block becomes, at the end of each logical
-predecessor P (before its trailing control flow: the exec-mask instructions, wave branches
-and `stop` that end it), one `parallel_copy` holding every phi's move for that edge, so
-the phis of a block still act in parallel. The control-flow lowering leaves no critical
+predecessor P (before its trailing control flow: the exec-mask instructions other than a
+leading `else_*cmp`, wave branches and `stop`; Mesa's `agx_after_block_logical`), one
+`parallel_copy` holding every phi's move for that edge, so the phis of a block still act
+in parallel; moves to themselves are left out. The control-flow lowering leaves no critical
 edge (a predecessor of a block with phis has one logical successor), which is what makes
 the copy run for exactly the lanes that take the edge; a critical edge is an error here.
 """

@@ -105,3 +105,33 @@ join:
 """)
     with pytest.raises(ValueError, match="critical edge entry -> join"):
         lower_phis(fn)
+
+
+def test_an_empty_else_side_takes_its_copy_after_the_else_not_before():
+    """Before the else_icmp the mask is still the then side's: a copy there would run for
+    the wrong lanes."""
+    fn = parse_function("""\
+func.machine @e(u0:32) {
+entry: -> small, else1
+  r0l = mov_imm value=0x0
+  r1 = get_sr sr=thread_id
+  if_icmp r1, #2 cond=ult inv=0 n=1
+small: -> join
+  r2 = iadd r1, u0 shift=1
+else1: -> join
+  else_icmp #0, #0 cond=ueq inv=0 n=1
+  pop_exec n=1
+join:
+  r2 = phi [r2, small], [r1, else1]
+  export r2 slot=0
+  stop
+}
+""")
+    inputs = random_input_sets(fn, 4, 5, 2)
+    expected = run_wave(fn, inputs)
+    lower_phis(fn)
+    assert [ins.name for ins in fn.block_named("else1").instructions] == [
+        "else_icmp", "parallel_copy", "pop_exec"]
+    assert fn.block_named("small").instructions[-1].name == "iadd"  # r2 = r2: no copy
+    lower_copies(fn)
+    assert run_wave(fn, inputs) == expected
