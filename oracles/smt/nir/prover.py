@@ -1,0 +1,237 @@
+"""Proving nir_algebraic rule instances with z3, Alive-style: one verdict per instance.
+
+For an instance (a rule at one size assignment, `agxir.nir.instances`) both sides are
+evaluated on `Z3Machine` with the NIR semantics (`agxir.nir.evaluate`); the replacement must
+refine the search: wherever the search's value is defined and every assumed predicate holds,
+the replacement is defined and has the same bits. Verdicts:
+
+* verified: z3 proved it (unsat), under the assumed predicates;
+* counterexample: z3 found values; they are replayed on the concrete machine (Python ints,
+  or z3 constants where floats are involved) and the replay must confirm the difference;
+* unsupported: an opcode or size without semantics, or a counterexample that an unmodelled
+  predicate or flag might exclude (named; never counted as verified);
+* timeout: z3 answered unknown within the per-query timeout (never counted as verified);
+* error: the rule is malformed or has no consistent bit sizes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from agxir.nir import (
+    BadRule,
+    Instance,
+    Rule,
+    SizeError,
+    Unsupported,
+    evaluate,
+    instances,
+    is_float_rule,
+)
+from agxir.nir.ops import NIR_OPS, type_base
+from agxir.nir.pattern import Expr, Var
+from agxir.nir.predicates import ASSUMED, NO_MEANING, UNMODELLED, condition_treatment, meaning
+from agxir.rewrite.concrete import ConcreteMachine
+from oracles.smt.machine import Z3Machine, value_of
+from oracles.smt.nir.integers import IntMachine
+
+VERDICTS = ("verified", "counterexample", "unsupported", "timeout", "error")
+
+
+@dataclass
+class Counterexample:
+    values: dict[str, int]
+    source: int | None
+    target: int | None
+    source_undefined: bool
+    target_undefined: list[str]
+    confirmed: bool
+    unless: list[str] = field(default_factory=list)  # unmodelled facts that might exclude it
+
+
+@dataclass
+class InstanceResult:
+    list_name: str
+    index: int
+    line: int | None
+    rule: str
+    label: str
+    verdict: str
+    ms: float = 0.0
+    float_rule: bool = False
+    reason: str = ""
+    encoding: str = "bit-vectors"  # or "integers", when bit-vectors timed out
+    treatments: list[tuple[str, str]] = field(default_factory=list)
+    counterexample: Counterexample | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.list_name}[{self.index}]"
+
+
+# --- what the predicates mean here ----------------------------------------------------------
+
+
+def _walk(node, path=(), slot="uint"):
+    yield node, path, slot
+    if isinstance(node, Expr):
+        op = NIR_OPS[node.op]
+        for i, src in enumerate(node.srcs):
+            yield from _walk(src, path + (i,), op.inputs[i])
+
+
+def treatments(rule: Rule) -> list[tuple[str, str, object]]:
+    """(label, treatment, where) for every predicate, flag and condition of the rule."""
+    found = []
+    floating = is_float_rule(rule)
+    for node, path, slot in _walk(rule.search):
+        if isinstance(node, Var | Expr):
+            name = node.name if isinstance(node, Var) else node.op
+            for cond in node.conds:
+                found.append((f"{name}({cond})", meaning(cond)[0], (node, path, slot, cond)))
+        if isinstance(node, Expr) and node.inexact:
+            found.append((f"~{node.op} (inexact)", UNMODELLED if floating else NO_MEANING, None))
+    if rule.condition:
+        found.append((f"condition {rule.condition}", condition_treatment(rule.condition), None))
+    return found
+
+
+def _assumptions(m, rule, instance, env, found):
+    facts = []
+    for _, treatment, where in found:
+        if treatment != ASSUMED:
+            continue
+        node, path, slot, cond = where
+        width = instance.size(("search", path))
+        value = evaluate(m, node, instance, "search", env, path).value
+        facts.append(meaning(cond)[1](m, value, width, type_base(slot) == "float"))
+    return facts
+
+
+# --- proving ---------------------------------------------------------------------------------
+
+
+def _var_names(rule: Rule) -> list[str]:
+    names: list[str] = []
+    for node, _, _ in _walk(rule.search):
+        if isinstance(node, Var) and node.name not in names:
+            names.append(node.name)
+    return names
+
+
+def _query(instance: Instance, found, timeout_ms: int, integers: bool):
+    """(answer, values or None). The bit-vector encoding, or the integer one."""
+    rule = instance.rule
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    if integers:
+        m = IntMachine()
+        env = {n: m.variable(n, instance.size(("var", n))) for n in _var_names(rule)}
+        solver.add(*[m.range_of(t, instance.size(("var", n))) for n, t in env.items()])
+    else:
+        m = Z3Machine({})
+        env = {n: z3.BitVec(n, instance.size(("var", n))) for n in _var_names(rule)}
+    source = evaluate(m, rule.search, instance, "search", env)
+    target = evaluate(m, rule.replace, instance, "replace", env)
+    solver.add(*_assumptions(m, rule, instance, env, found))
+    if source.undefined is not None:
+        solver.add(z3.Not(source.undefined))
+    wrong = source.value != target.value
+    solver.add(z3.Or(target.undefined, wrong) if target.undefined is not None else wrong)
+    answer = solver.check()
+    if answer != z3.sat:
+        return answer, None, solver.reason_unknown() if answer == z3.unknown else ""
+    model = solver.model()
+    values = {n: model.eval(t, model_completion=True).as_long() for n, t in env.items()}
+    return answer, values, ""
+
+
+def prove_instance(instance: Instance, timeout_ms: int) -> InstanceResult:
+    rule = instance.rule
+    found = treatments(rule)
+    result = InstanceResult(rule.list_name, rule.index, rule.line, str(rule), instance.label,
+                            "verified", float_rule=is_float_rule(rule),
+                            treatments=[(label, how) for label, how, _ in found])
+    start = time.perf_counter()
+    try:
+        answer, values, why = _query(instance, found, timeout_ms, integers=False)
+        if answer == z3.unknown:
+            try:
+                answer, values, why = _query(instance, found, timeout_ms, integers=True)
+                result.encoding = "integers"
+            except NotImplementedError:
+                pass
+    except Unsupported as error:
+        result.verdict, result.reason = "unsupported", str(error)
+        result.ms = (time.perf_counter() - start) * 1000
+        return result
+    result.ms = (time.perf_counter() - start) * 1000
+    if answer == z3.unsat:
+        return result
+    if answer == z3.unknown:
+        result.verdict, result.reason = "timeout", why
+        return result
+    found_cex = replay(instance, values)
+    unless = [label for label, how, _ in found if how == UNMODELLED]
+    found_cex.unless = unless
+    result.counterexample = found_cex
+    if unless:
+        result.verdict = "unsupported"
+        result.reason = "counterexample unless " + ", ".join(unless) + " (not modelled)"
+    else:
+        result.verdict = "counterexample"
+    return result
+
+
+def replay(instance: Instance, values: dict[str, int]) -> Counterexample:
+    """Evaluate both sides on concrete values: Python ints where the semantics are integer
+    only, z3 constants (simplified to values) where floats are involved."""
+    rule = instance.rule
+    found = treatments(rule)
+    try:
+        m = ConcreteMachine()
+        env = dict(values)
+        outcome = _replay_on(m, instance, env, found, lambda v: v)
+    except NotImplementedError:
+        m = Z3Machine({})
+        env = {n: z3.BitVecVal(v, instance.size(("var", n))) for n, v in values.items()}
+        outcome = _replay_on(m, instance, env, found, value_of)
+    source, target, source_undefined, target_reasons, facts = outcome
+    differs = bool(target_reasons) or source != target
+    confirmed = all(facts) and not source_undefined and differs
+    return Counterexample(values, source, target, source_undefined, target_reasons, confirmed)
+
+
+def _replay_on(m, instance, env, found, concrete):
+    rule = instance.rule
+    source = evaluate(m, rule.search, instance, "search", env)
+    target = evaluate(m, rule.replace, instance, "replace", env)
+    facts = [bool(concrete(f)) for f in _assumptions(m, rule, instance, env, found)]
+    source_undefined = source.undefined is not None and bool(concrete(source.undefined))
+    target_reasons = [reason for reason, cond in target.reasons if bool(concrete(cond))]
+    return concrete(source.value), concrete(target.value), source_undefined, target_reasons, facts
+
+
+# --- whole rules ----------------------------------------------------------------------------------
+
+
+def prove_rule(rule: Rule | BadRule, timeout_ms: int, sizes) -> list[InstanceResult]:
+    """One result per instance of `rule` (one error or unsupported result if it has none)."""
+    if isinstance(rule, BadRule):
+        verdict = "unsupported" if rule.opcode else "error"
+        reason = f"opcode {rule.opcode} is not in the NIR table" if rule.opcode else rule.message
+        return [InstanceResult(rule.list_name, rule.index, rule.line, "", "", verdict,
+                               reason=reason)]
+    try:
+        chosen = instances(rule, tuple(sizes))
+    except SizeError as error:
+        return [InstanceResult(rule.list_name, rule.index, rule.line, str(rule), "", "error",
+                               float_rule=is_float_rule(rule), reason=str(error))]
+    return [prove_instance(instance, timeout_ms) for instance in chosen]
+
+
+__all__ = ["NO_MEANING", "VERDICTS", "Counterexample", "InstanceResult", "prove_instance",
+           "prove_rule", "replay", "treatments"]
