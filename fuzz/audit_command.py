@@ -131,6 +131,16 @@ def exit_status(proofs) -> int:
 
 def run_audit(args) -> int:
     """Arguments: `json` (path or None), `timeout` (ms), `audit_passes` (names or None)."""
+    if getattr(args, "nir", None):
+        if getattr(args, "audit_passes", None) or getattr(args, "junit", None) or getattr(
+                args, "sarif", None):
+            raise UsageError("agxfuzz audit: --nir cannot be combined with --pass, --junit "
+                             "or --sarif")
+        from fuzz.nir_audit_command import run_nir_audit
+
+        return run_nir_audit(args)
+    if getattr(args, "lists", None) or getattr(args, "sizes", None):
+        raise UsageError("agxfuzz audit: --lists and --sizes need --nir FILE")
     from oracles.smt.rules import prove_rule
 
     timeout_ms = getattr(args, "timeout", None) or DEFAULT_TIMEOUT_MS

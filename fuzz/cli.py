@@ -280,6 +280,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="z3 timeout per query, in milliseconds (default 2000)")
     audit.add_argument("--pass", dest="audit_passes", action="append", metavar="NAME",
                        help="audit only this pass (repeatable; default: every pass with rules)")
+    audit.add_argument("--nir", metavar="FILE", help="prove the rules of a Mesa nir_algebraic "
+                       "rule file instead (Python: it is executed; see docs/nir-audit.md)")
+    audit.add_argument("--lists", metavar="NAME,...", help="with --nir: only these rule lists")
+    audit.add_argument("--sizes", metavar="8,16,32,64",
+                       help="with --nir: bit sizes for sizes the rules leave free")
     audit.set_defaults(handler=cmd_audit)
 
     zoo = commands.add_parser(
