@@ -26,7 +26,7 @@ class Evaluated:
     reasons: list[tuple[str, object]] = field(default_factory=list)
 
 
-class _Tracking:
+class Tracking:
     """The backend with `undefined_if` collected instead of acted upon."""
 
     def __init__(self, machine):
@@ -77,7 +77,7 @@ def _evaluate_expression(m, node: Expr, instance, side, env, path, width) -> Eva
     sources = [evaluate(m, src, instance, side, env, path + (i,), op.inputs[i])
                for i, src in enumerate(node.srcs)]
     widths = [instance.size((side, path + (i,))) for i in range(len(node.srcs))]
-    tracking = _Tracking(m)
+    tracking = Tracking(m)
     value = op.semantics(tracking, [s.value for s in sources], widths, width)
     reasons = [r for s in sources for r in s.reasons]
     if node.op in ("bcsel", "b8csel", "b16csel", "b32csel"):

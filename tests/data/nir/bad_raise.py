@@ -1,0 +1,3 @@
+a = 'a'
+rules = [(('iadd', a, 0), a)]
+rules += undefined_name_here
