@@ -26,6 +26,12 @@ class UsageError(UserError):
     exit_status = 2
 
 
+class InternalError(UserError):
+    """A harness bug, not a verdict on the passes: exit status 3."""
+
+    exit_status = 3
+
+
 class InvalidProgram(UsageError):
     """A file that does not parse or verify: bad input (exit 2) for the commands that judge
     passes or run the program, where 1 means "fails"; `verify` and `fmt` exit 1, their

@@ -84,70 +84,77 @@ def unstamp(stamp: int) -> tuple[int, int]:
 def in_child(function: Callable, *args, seconds: float, memory_mb: int | None = None):
     """`function(*args)` in a forked child that ignores Ctrl-C (the caller handles it):
     its result, or None if the child died, hung past `seconds`, or returned nothing."""
+    kind, value = run_in_child(function, *args, seconds=seconds, memory_mb=memory_mb)
+    return value if kind == "ok" else None
+
+
+def run_in_child(function: Callable, *args, seconds: float, memory_mb: int | None = None,
+                 stuck: Callable[[], bool] | None = None):
+    """`function(*args)` in a forked child: ("ok", its result), ("raised", "Type: message"),
+    ("died", wait status) or ("hung", None) if it ran past `seconds` or `stuck()` (asked
+    every 0.2 s) said it is stuck."""
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: whatever the pass does to this process stays here
         try:
             os.close(reader)
             become_worker(memory_mb)
-            data = pickle.dumps(function(*args))
+            try:
+                outcome = ("ok", function(*args))
+            except BaseException as error:
+                outcome = ("raised", f"{type(error).__name__}: {error}")
+            data = pickle.dumps(outcome)
             with os.fdopen(writer, "wb") as out:
                 out.write(data)
         finally:
             os._exit(0)
     os.close(writer)
-    chunks = []
+    chunks, hung = [], True
     try:
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([reader], [], [], left)
+            ready, _, _ = select.select([reader], [], [], min(left, 0.2))
             if not ready:
-                break
+                if stuck is not None and stuck():
+                    break
+                continue
             chunk = os.read(reader, 1 << 16)
             if not chunk:
+                hung = False
                 break
             chunks.append(chunk)
     finally:
         os.close(reader)
-        reap(pid)
+        status = reap(pid, kill=hung)
+    if hung:
+        return "hung", None
     try:
-        return pickle.loads(b"".join(chunks)) if chunks else None
-    except Exception:  # cut short: the child died while writing
-        return None
+        return pickle.loads(b"".join(chunks))
+    except Exception:  # nothing, or cut short: the child died
+        return "died", status
 
 
 def dies(run: Callable[[], object], *, seconds: float, memory_mb: int | None = None):
-    """Run `run()` in a forked child: None if it returned, else how the child died, or
-    "hung" if it was still running after `seconds`."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            become_worker(memory_mb)
-            run()
-        finally:
-            os._exit(0)
-    deadline = time.monotonic() + seconds
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return None if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else status
-        if time.monotonic() > deadline:
-            reap(pid)
-            return "hung"
-        time.sleep(0.01)
+    """Run `run()` in a forked child: None if it returned (or raised), else how the child
+    died (a wait status; `os._exit(0)` is a death too), or "hung" past `seconds`."""
+    kind, value = run_in_child(run, seconds=seconds, memory_mb=memory_mb)
+    return {"ok": None, "raised": None, "died": value, "hung": "hung"}[kind]
 
 
-def reap(pid: int) -> None:
-    """Kill a child and what it started (its process group), and wait for it."""
-    for kill in (os.killpg, os.kill):
+def reap(pid: int, *, kill: bool = True) -> int:
+    """Wait for a child (killing it first unless `kill` is false) and kill what it left in
+    its process group; its wait status."""
+    if kill:
         try:
-            kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
     try:
-        os.waitpid(pid, 0)
+        status = os.waitpid(pid, 0)[1]
     except ChildProcessError:
-        pass
+        status = 0
+    kill_group(pid)
+    return status
 
 
 def kill_group(pid: int) -> None:

@@ -106,6 +106,18 @@ def _parent(proc: Path) -> int | None:
         return None
 
 
+def _exits_zero(fn):
+    os._exit(0)
+
+
+def test_a_pass_that_exits_0_in_a_worker_is_its_finding_not_an_outside_kill():
+    result = _campaign(_exits_zero, examples=2)
+    assert not result.outside_deaths and result.worker_deaths == 2
+    assert [f.message for f, _ in result.findings] == [
+        "the pass took its process down (exited with status 0)"
+    ]
+
+
 def test_in_child_returns_the_result_or_none_when_the_child_dies_or_hangs():
     assert in_child(sum, [1, 2, 3], seconds=10) == 6
     assert in_child(os._exit, 3, seconds=10) is None
@@ -140,3 +152,30 @@ def test_a_pass_that_exits_during_reduction_does_not_take_the_campaign_down(tmp_
     assert result.returncode == 1, result.stdout + result.stderr
     assert "programs checked: " in result.stdout and "findings: " in result.stdout
     assert "RuntimeError: big" in result.stdout
+
+
+def test_check_with_a_pass_that_exits_0_is_a_finding_not_green(tmp_path):
+    """os._exit(0) skips every handler: `check` runs the passes in a child to see it."""
+    module = tmp_path / "leaves.py"
+    module.write_text("import os\n\ndef leaves(fn):\n    os._exit(0)\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "fuzz", "check", "tests/golden/diverging_branches.agx",
+         "--pass", f"{module}:leaves"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "leaves: crash: the pass took its process down (exited with status 0)" in result.stdout
+
+
+def test_check_of_a_pass_that_defeats_its_deadline_is_a_timeout(monkeypatch):
+    from agxir.text import parse_function
+    from fuzz import run_command
+    from fuzz.harness import Harness
+    from oracles.inputs import random_input_sets
+
+    monkeypatch.setattr(run_command, "HANG_GRACE", 0.5)
+    fn = parse_function((ROOT / "tests" / "golden" / "diverging_branches.agx").read_text())
+    harness = Harness(random_input_sets(fn, 4, 1, 1), pass_timeout=0.3)
+    unit = _unit("_ignores_its_deadline", _ignores_its_deadline)
+    started = time.monotonic()
+    [finding] = run_command.check_isolated(harness, fn, [[unit]])
+    assert time.monotonic() - started < 20
+    assert (finding.pass_name, finding.oracle) == ("_ignores_its_deadline", "timeout")
