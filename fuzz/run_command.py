@@ -178,6 +178,7 @@ def check_command(args) -> int:
 
 
 HANG_GRACE = 20.0  # seconds a pass may overrun its deadline before its process is killed
+PASS_MEMORY_MB = 4096  # address space of the process that runs passes for check and repro
 
 
 def check_isolated(harness, fn, pipelines) -> list:
@@ -203,7 +204,7 @@ def check_isolated(harness, fn, pipelines) -> list:
 
     steps = sum(len(pipeline) for pipeline in pipelines)
     kind, value = run_in_child(harness.check, fn, stamped(pipelines, 0, where, since),
-                               seconds=bound(steps), stuck=stuck)
+                               seconds=bound(steps), stuck=stuck, memory_mb=PASS_MEMORY_MB)
     if kind == "ok":
         return value
     if kind == "raised":
@@ -218,7 +219,8 @@ def check_isolated(harness, fn, pipelines) -> list:
     for pipeline in pipelines:
         for length in range(1, len(pipeline) + 1):
             prefix = list(pipeline[:length])
-            status = dies(lambda p=prefix: harness.check(fn, [p]), seconds=bound(length))
+            status = dies(lambda p=prefix: harness.check(fn, [p]), seconds=bound(length),
+                          memory_mb=PASS_MEMORY_MB)
             if status is not None:
                 names = tuple(step.name for step in prefix)
                 oracle = "timeout" if status == "hung" else "crash"
