@@ -172,8 +172,9 @@ def usub_sat(m, a, ws, w):
 def _signed_saturate(m, exact, w):
     """Clamp a (w+1)-bit exact signed result to w bits."""
     wide = w + 1
-    top = m.const((1 << (w - 1)) - 1, wide)
-    bottom = m.const(mask(wide) ^ top, wide)  # -2**(w-1) at w+1 bits
+    top_bits = (1 << (w - 1)) - 1
+    top = m.const(top_bits, wide)
+    bottom = m.const(mask(wide) ^ top_bits, wide)  # -2**(w-1) at w+1 bits
     clamped = m.select(m.slt(top, exact, wide), top, exact, wide)
     clamped = m.select(m.slt(clamped, bottom, wide), bottom, clamped, wide)
     return m.trunc(clamped, wide, w)

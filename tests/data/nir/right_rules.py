@@ -61,7 +61,7 @@ for s in range(1, 4):
 
 # The AGX pseudo-opcodes with their promises.
 agx = [
-    (('amul', ('amul', a, '#b'), '#c'), ('amul', a, ('imul', b, c))),
+    (('amul', 'a@32', ('ishl', 'b@32', 2)), ('amul', a, ('imul', b, 4))),
     (('ulea_agx', a, b, 2), ('iadd', a, ('ishl', ('u2u64', b), 2))),
     (('imadshl_agx', a, 1, b, 2), ('iadd', a, ('ishl', b, 2))),
     (('extr_agx', a, b, 8, 0), ('ior', ('ushr', a, 8), ('ishl', b, 24))),
