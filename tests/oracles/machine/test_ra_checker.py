@@ -1,5 +1,7 @@
 """The RA checker judges an allocation without running it."""
 
+import pytest
+
 from agxir.text import parse_function
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
@@ -251,14 +253,18 @@ b0:
     assert str(error) == "in b0, `export r1 slot=2`: r1 should hold %b but may hold %a[2]"
 
 
-def test_every_mutated_allocation_whose_outputs_differ_is_flagged():
-    """Soundness against the wave interpreter: one register of a right allocation changed;
-    whenever the outputs differ from the SSA program's, the checker has an error."""
+@pytest.mark.parametrize("route", ["ra", "vreg-ra"])
+def test_every_mutated_allocation_whose_outputs_differ_is_flagged(route):
+    """Soundness against the wave interpreter, on both routes: one register of a right
+    allocation changed; whenever the outputs differ from the SSA program's, the checker
+    has an error."""
     import random
 
     from agxir.ir import R0L, Register, clone_function
     from agxir.machine.lower_cf import lower_cf, structurable
+    from agxir.machine.out_of_ssa import out_of_ssa
     from agxir.machine.regalloc import run_ra
+    from agxir.machine.vreg_alloc import vreg_ra
     from fuzz.campaign import CampaignConfig, build_case
     from oracles.outcomes import Returned, first_difference
 
@@ -271,8 +277,11 @@ def test_every_mutated_allocation_whose_outputs_differ_is_flagged():
             continue
         exec_fn = clone_function(fn)
         lower_cf(exec_fn)
+        if route == "vreg-ra":
+            out_of_ssa(exec_fn)  # the allocator's input, and the checker's reference
         allocated = clone_function(exec_fn)
-        run_ra(allocated)
+        (run_ra if route == "ra" else vreg_ra)(allocated)
+        assert check_allocation(exec_fn, allocated) == [], index
         expected = CompiledFunction(fn).run(inputs)
         sites = [(i, k) for i, ins in enumerate(allocated.instructions())
                  for k, ref in enumerate([s.ref for s in ins.srcs] + [ins.dest])
