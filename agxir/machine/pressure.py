@@ -10,7 +10,9 @@ Two demands of an exec-level (SSA-valued) function, both in 16-bit halves:
   counted twice, Mesa 8cc96d64). At each other instruction its destinations are added at
   power-of-two widths (a 64-bit value takes an aligned quad, so 4) and its killed sources
   are freed only after it ("late kill"); a destination nobody reads is never freed within
-  its block, as in Mesa. `DemandMap.at[ins]` is the demand while `ins` executes.
+  its block, as in Mesa. `DemandMap.at[ins]` is the demand while `ins` executes. (Mesa
+  also raises the demand to the fixed registers of preloads and exports; exports here
+  write output slots, not registers, and nothing is preloaded.)
 * `Liveness(fn).max_pressure`: what this project's allocator (`agxir.machine.regalloc`)
   counts and records: killed sources are freed before the destination is assigned (early
   kill), a dead destination occupies its register only at its definition, r0l is not
