@@ -10,8 +10,9 @@ by walking back from each use), not from `agxir.liveness` or `agxir.machine.pres
   that is dead: a definition occupies a register even so). Killed sources are free for the
   destination (early kill); r0l is not counted.
 * `reference_mesa_demand`: Mesa's `agx_calc_register_demand` (late kill, power-of-two
-  widths, the reserved r0l, phi destinations counted once through the live-in set), to hold
-  `agxir.machine.pressure.demand` to.
+  widths, the reserved r0l, phi destinations counted once through the live-in set), at
+  every point (`reference_mesa_points`); `mesa_demand_difference` holds
+  `agxir.machine.pressure.demand` to it.
 
 `demand_difference` checks an allocation: the demand it reports must equal the reference
 (Mesa 8cc96d64 fixed a count that took phis twice; the occupancy follows from it), no
@@ -67,16 +68,17 @@ def _mesa_width(value: Value) -> int:
     return rounded
 
 
-def reference_mesa_demand(fn: Function, ref: ReferenceLiveness | None = None) -> int:
-    """Mesa's demand of `fn` (see the module), from the reference liveness."""
+def reference_mesa_points(fn: Function, ref: ReferenceLiveness | None = None) -> dict:
+    """Mesa's demand of `fn` at each block entry (keyed by the block) and while each non-phi
+    instruction executes (keyed by the instruction), from the reference liveness."""
     ref = ref if ref is not None else reference_liveness(fn)
     reserved = 1 if _has_control_flow(fn) else 0
-    demand = 0
+    points: dict = {}
     for block in dict.fromkeys(fn.blocks):
         start = _first_non_phi(block)
         # Mesa's live-in is taken after the phis: the phi destinations the block reads.
         current = reserved + sum(_mesa_width(v) for v in ref.at[(block, start)])
-        demand = max(demand, current)
+        points[block] = current
         freed_next = 0
         for ins in block.instructions[start:]:
             current -= freed_next
@@ -84,8 +86,30 @@ def reference_mesa_demand(fn: Function, ref: ReferenceLiveness | None = None) ->
             for dest in ins.defs():
                 if isinstance(dest, Value):
                     current += _mesa_width(dest)
-            demand = max(demand, current)
-    return demand
+            points[ins] = current
+    return points
+
+
+def reference_mesa_demand(fn: Function, ref: ReferenceLiveness | None = None) -> int:
+    """Mesa's demand of `fn` (see the module), from the reference liveness."""
+    return max(reference_mesa_points(fn, ref).values(), default=0)
+
+
+def mesa_demand_difference(fn: Function) -> str | None:
+    """None when `agxir.machine.pressure.demand` agrees with the reference at every point of
+    SSA- or exec-level `fn`; else the first point where it does not."""
+    from agxir.machine.pressure import demand
+    from agxir.text import format_instruction
+
+    got = demand(fn)
+    for key, want in reference_mesa_points(fn).items():
+        if hasattr(key, "instructions"):
+            where, have = f"the entry of {key.name}", got.entry.get(key)
+        else:
+            where, have = f"`{format_instruction(key)}`", got.at.get(key)
+        if have != want:
+            return f"Mesa's demand at {where} is {have} halves, the reference {want}"
+    return None
 
 
 def halves_used(fn: Function) -> set[int]:

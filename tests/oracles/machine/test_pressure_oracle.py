@@ -8,6 +8,7 @@ from agxir.text import parse_function
 from oracles.machine.pressure_oracle import (
     demand_difference,
     halves_used,
+    mesa_demand_difference,
     reference_demand,
     reference_mesa_demand,
 )
@@ -104,4 +105,26 @@ b0:
     assert reference_demand(exec_fn) == 4
     assert demand_difference(exec_fn, shared) == (
         "2 halves used for a demand of 4: live values share a register"
+    )
+
+
+def test_mesa_demand_is_held_to_the_reference_at_every_point(monkeypatch):
+    from agxir.machine import pressure
+    from agxir.machine.pressure import DemandMap
+
+    exec_fn, _ = allocated()
+    assert mesa_demand_difference(exec_fn) is None
+    right = pressure.demand
+
+    def phis_twice(fn, liveness=None):  # Mesa 8cc96d64's count: the phis again at entry
+        need = right(fn, liveness)
+        wrong = DemandMap(dict(need.entry), dict(need.at), need.maximum, need.widest)
+        for block in fn.blocks:
+            wrong.entry[block] += sum(2 for _ in block.phis())
+        return wrong
+
+    monkeypatch.setattr(pressure, "demand", phis_twice)
+    # r0l, %p and %a at join's entry: 5; the phi counted again: 7.
+    assert mesa_demand_difference(exec_fn) == (
+        "Mesa's demand at the entry of join is 7 halves, the reference 5"
     )
