@@ -179,3 +179,20 @@ def test_check_of_a_pass_that_defeats_its_deadline_is_a_timeout(monkeypatch):
     [finding] = run_command.check_isolated(harness, fn, [[unit]])
     assert time.monotonic() - started < 20
     assert (finding.pass_name, finding.oracle) == ("_ignores_its_deadline", "timeout")
+
+
+def _leaves_garbage(fn):
+    fn.blocks[0].instructions[0].dest = 5
+    return True
+
+
+def test_a_pass_that_leaves_something_unprintable_is_its_crash_not_the_harness():
+    from agxir.text import parse_function
+    from fuzz.harness import Harness
+    from oracles.inputs import random_input_sets
+
+    fn = parse_function((ROOT / "tests" / "golden" / "f16_arith.agx").read_text())
+    harness = Harness(random_input_sets(fn, 2, 1, 1))
+    [finding] = harness.check(fn, [[_unit("_leaves_garbage", _leaves_garbage)]])
+    assert finding.oracle == "crash"
+    assert finding.message.startswith("the pass left an unprintable function: AttributeError")
