@@ -40,11 +40,12 @@ def ffma(m, ins):
 
 
 def fmov(m, ins):
-    """`fmov x` is `fadd x, -0.0`: it canonicalizes NaN and keeps the sign of zeros."""
+    """`fmov x` is `fadd x, -0.0`, which is x itself for every non-NaN x (-0.0 + -0.0 is
+    -0.0, +0.0 + -0.0 is +0.0 under round to nearest even) and the canonical NaN for a NaN:
+    exactly the float read of x, which canonicalizes NaN. Written as the read, not as an
+    addition, so proofs about moves need no floating-point adder."""
     fw = ins.dest.size
-    negative_zero = m.const(float_to_bits(-0.0, fw), fw)
-    result = m.fadd(read_float(m, ins, 0, fw), negative_zero, fw)
-    return _saturate(m, ins, result, fw)
+    return _saturate(m, ins, read_float(m, ins, 0, fw), fw)
 
 
 def _float_to_int_saturating(m, x, fw: int, w: int, signed: bool):

@@ -3,7 +3,10 @@
 Integer sources: a narrow source is sign-extended to the working width unless it carries
 `.abs`, which zero-extends it; `.neg` negates after extension. Integer immediates are 16-bit
 values extended by the same rule. Float sources: a 16-bit source read by a 32-bit operation is
-converted exactly; `.abs` clears and `.neg` then flips the sign bit. Float immediates are 8-bit
+converted exactly; `.abs` clears and `.neg` then flips the sign bit, and a NaN is then read as
+the canonical quiet NaN (every float result is canonical and every float compare ignores a
+NaN's bits, so no float op can see a NaN's sign or payload: reading it canonical says so, and
+lets a proof compare two reads of a float source bit for bit). Float immediates are 8-bit
 AGX minifloats. Condition codes are evaluated here too.
 """
 
@@ -65,6 +68,11 @@ def minifloat_encode(value: float) -> int | None:
     return MINIFLOAT_BY_VALUE.get((value, str(value).startswith("-")))
 
 
+# The quiet NaN every float result and float read is made into (the machines keep the same
+# table for their own results).
+CANONICAL_NAN = {16: 0x7E00, 32: 0x7FC00000}
+
+
 def sign_bit(fwidth: int) -> int:
     return 1 << (fwidth - 1)
 
@@ -114,7 +122,7 @@ def read_float(m, ins: Instruction, index: int, fwidth: int):
         raw = m.and_(raw, m.const(mask(fwidth) ^ sign_bit(fwidth), fwidth), fwidth)
     if src.neg:
         raw = m.xor(raw, m.const(sign_bit(fwidth), fwidth), fwidth)
-    return raw
+    return m.select(m.fis_nan(raw, fwidth), m.const(CANONICAL_NAN[fwidth], fwidth), raw, fwidth)
 
 
 def source_size(ins: Instruction, index: int) -> int:

@@ -3,7 +3,8 @@
 `PASSES` lists every pass explicitly (nothing registers itself on import).
 `DEFAULT_PIPELINE` is Mesa's order for these rewrites: the forward pass (copyprop, then
 cmpsel and if_cmp fusion on each instruction) followed by DCE; `ADDRESS_PIPELINE` is the
-address-mode pipeline of seed 001. Each pass rewrites a
+address-mode pipeline of seed 001; `MESA_OPTIMIZER_PIPELINE` is the order Mesa's optimizer
+unit tests run (backward, forward, dce), which the mesa_opt_*.agx goldens use. Each pass rewrites a
 function in place and reports whether it changed anything; run passes on
 `ir.clone_function(fn)` to keep the original.
 
@@ -24,12 +25,18 @@ from agxir.passes import (
     cmpsel,
     copyprop,
     dce,
+    ext_prop,
+    fmov_prop,
+    fmov_rev,
+    inline_imm,
+    not_fusion,
+    shift_fuse,
 )
 from agxir.passes.pass_ import Pass
 from agxir.rewrite import Rule
 
 __all__ = [
-    "ADDRESS_PIPELINE", "DEFAULT_PIPELINE", "PASSES", "RULE_TABLES", "Pass", "UnknownPass", "get_pass",
+    "ADDRESS_PIPELINE", "DEFAULT_PIPELINE", "MESA_OPTIMIZER_PIPELINE", "PASSES", "RULE_TABLES", "Pass", "UnknownPass", "get_pass",
     "run_pipeline",
 ]  # fmt: skip
 
@@ -46,6 +53,14 @@ PASSES: dict[str, Pass] = {
         address_fuse.PASS,
         address_fold.PASS,
         address_lower.PASS,
+        fmov_prop.PASS,
+        fmov_rev.PASS,
+        inline_imm.PASS,
+        not_fusion.FUSE,
+        not_fusion.REV,
+        not_fusion.IF_NOT,
+        ext_prop.PASS,
+        shift_fuse.PASS,
     )
 }
 
@@ -59,11 +74,29 @@ RULE_TABLES: dict[str, tuple[Rule, ...]] = {
     address_fuse.PASS.name: address_fuse.RULES,
     address_fold.PASS.name: address_fold.RULES,
     address_lower.PASS.name: address_lower.RULES,
+    fmov_prop.PASS.name: fmov_prop.RULES,
+    fmov_rev.PASS.name: fmov_rev.RULES,
+    inline_imm.PASS.name: inline_imm.RULES,
+    not_fusion.FUSE.name: not_fusion.FUSE_RULES,
+    not_fusion.REV.name: not_fusion.REV_RULES,
+    not_fusion.IF_NOT.name: not_fusion.IF_NOT_RULES,
+    ext_prop.PASS.name: ext_prop.RULES,
+    shift_fuse.PASS.name: shift_fuse.RULES,
 }
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("copyprop", "cmpsel", "branch-cmp", "dce")
 # Seed 001's address pipeline: clean up amul chains, fuse leas, fold them into loads and
 # stores, lower what is left (the promoted math must not overflow: see oracles/smt/promotion).
+# Mesa's optimizer as its unit tests run it (test-optimizer.cpp: agx_optimizer_backward,
+# agx_optimizer_forward, agx_dce): the backward fusions, then the forward steps in Mesa's
+# per-instruction order (copyprop, fmov, inline_imm, if_not, if_cmp, cmpsel, not, signext),
+# each here a pass over the whole function, then dce. The backward passes count uses
+# before anything is rewritten, as Mesa's does.
+MESA_OPTIMIZER_PIPELINE: tuple[str, ...] = (
+    "fmov-rev", "not-rev",
+    "copyprop", "fmov-prop", "inline-imm", "if-not", "branch-cmp", "cmpsel", "not-fuse",
+    "ext-prop", "dce",
+)
 ADDRESS_PIPELINE: tuple[str, ...] = (
     "address-cleanup", "address-fuse", "address-fold", "address-lower", "dce",
 )

@@ -25,6 +25,7 @@ from agxir.rewrite.pattern import (
     Emit,
     Ins,
     NewImm,
+    OneOf,
     Opnd,
     Rule,
     Use,
@@ -39,7 +40,7 @@ from agxir.rewrite.pattern import (
 
 __all__ = [
     "CONCRETE", "CONCRETE_EVALUATOR", "Bind", "Bindings", "ConcreteMachine", "Emit", "Ins",
-    "Match", "Namer", "NewImm", "Opnd", "Rule", "RuleError", "Use", "any_", "apply_rules",
+    "Match", "Namer", "NewImm", "OneOf", "Opnd", "Rule", "RuleError", "Use", "any_", "apply_rules",
     "build", "defined_by", "imm", "match_at", "matches", "reg", "slot_spec", "uniform",
     "value", "zero",
 ]  # fmt: skip

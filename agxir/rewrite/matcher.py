@@ -22,7 +22,7 @@ from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform, 
 from agxir.opcodes.spec import Src
 from agxir.opcodes.table import OPCODES
 from agxir.rewrite.concrete import CONCRETE
-from agxir.rewrite.pattern import Bind, Emit, Ins, NewImm, Opnd, Rule, Use
+from agxir.rewrite.pattern import Bind, Emit, Ins, NewImm, OneOf, Opnd, Rule, Use
 from agxir.verifier import IMMEDIATE_LIMITS
 
 ORDERS = ("forward", "backward")
@@ -188,6 +188,12 @@ def _match_instruction(pat: Ins, ins: Instruction, state: _State, defs, path) ->
             return None
         have = ins.attrs[name]
         if isinstance(wanted, Bind):
+            state = state.bind(wanted.name, have)
+            if state is None:
+                return None
+        elif isinstance(wanted, OneOf):
+            if type(have) is not type(wanted.values[0]) or have not in wanted.members:
+                return None
             state = state.bind(wanted.name, have)
             if state is None:
                 return None

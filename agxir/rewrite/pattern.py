@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from agxir.opcodes.table import OPCODES
@@ -46,6 +47,26 @@ class Bind:
     bound to this name (an attribute, size or opcode)."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """In a pattern's `attrs`: the attribute is one of `values` (bound to `name` if given).
+    The audit enumerates exactly these values, so a family over an attribute with a huge
+    range (`mov_imm`'s value) can still be proved value by value."""
+
+    values: tuple
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError("OneOf needs at least one value")
+        if len({type(v) for v in self.values}) != 1:
+            raise ValueError("OneOf values must all have one type")
+
+    @cached_property
+    def members(self) -> frozenset:
+        return frozenset(self.values)
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,6 +129,11 @@ class Ins:
             unknown = set(self.attrs) - declared
             if unknown:
                 raise ValueError(f"{name} has no attribute {', '.join(sorted(unknown))}")
+            for attr_name, wanted in self.attrs.items():
+                if isinstance(wanted, OneOf):
+                    legal = row.attr(attr_name).values
+                    if any(v not in legal for v in wanted.values):
+                        raise ValueError(f"OneOf lists a value {attr_name} of {name} cannot take")
             if self.srcs is not None and not row.variadic and len(self.srcs) != len(row.srcs):
                 raise ValueError(f"{name} takes {len(row.srcs)} sources, pattern has {len(self.srcs)}")
 

@@ -24,7 +24,7 @@ from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform, 
 from agxir.opcodes.operands import SIGNED_INT_CONDS
 from agxir.opcodes.spec import ADDR, AT_MOST_DEST, FLOAT, INT, SAME_AS_DEST, Opcode, Src
 from agxir.opcodes.table import OPCODES, ROWS
-from agxir.rewrite.pattern import REGISTER, Bind, Ins, Opnd, Rule
+from agxir.rewrite.pattern import REGISTER, Bind, Ins, OneOf, Opnd, Rule
 
 IMM = "imm"  # the size class of an immediate operand (16-bit)
 MAX_ATTR_VALUES = 64
@@ -250,10 +250,13 @@ class _Generator:
                 )
         elif isinstance(want, Bind):
             values = (st.env[want.name],)
+        elif isinstance(want, OneOf):
+            values = want.values
         else:
             values = (want,)
         for v in values:
-            st1 = st.bind(want.name, v) if isinstance(want, Bind) else st
+            named = want.name if isinstance(want, (Bind, OneOf)) else None
+            st1 = st.bind(named, v) if named is not None else st
             if st1 is None:
                 continue
             st1 = st1.keyed((attr.name, v), keyed)
