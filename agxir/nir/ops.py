@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from agxir.nir import bitfield_ops as bf
 from agxir.nir import float_ops as fl
 from agxir.nir import integer_ops as io
+from agxir.nir import vendor_ops as vo
 
 _TYPE = re.compile(r"(int|uint|float|bool)(\d+)?$")
 
@@ -168,6 +169,34 @@ def _bits_and_packing(rows) -> None:
     _row(rows, "extr_agx", "uint32", ["uint32"] * 4, bf.extr_agx, agx="extr")
 
 
+def _vendor(rows) -> None:
+    for name in ("sdot_4x8_iadd", "sudot_4x8_iadd", "sdot_4x8_iadd_sat", "sudot_4x8_iadd_sat",
+                 "sdot_2x16_iadd", "sdot_2x16_iadd_sat", "udot_4x8_uadd_sat", "udot_2x16_uadd_sat"):
+        _row(rows, name, "int32", ["uint32", "uint32", "int32"], getattr(vo, name))
+    for name in ("udot_4x8_uadd", "udot_2x16_uadd"):
+        _row(rows, name, "uint32", ["uint32"] * 3, getattr(vo, name))
+    for name in ("imul24", "umul24", "imul24_relaxed"):
+        _binop(rows, name, "int32", getattr(vo, name))
+    _binop(rows, "umul24_relaxed", "uint32", vo.umul24_relaxed)
+    _binop(rows, "umul_low", "uint32", vo.umul_low)
+    for name, type_ in (("umad24", "uint32"), ("umad24_relaxed", "uint32"),
+                        ("imad24_ir3", "int32"), ("imadsh_mix16", "int32"),
+                        ("i32csel_gt", "int32"), ("i32csel_ge", "int32")):
+        _row(rows, name, type_, [type_] * 3, getattr(vo, name))
+    _row(rows, "ufind_msb_rev", "int32", ["uint"], vo.ufind_msb_rev)
+    _unop(rows, "ifind_msb_rev", "int32", vo.ifind_msb_rev)
+    _row(rows, "shfr", "uint32", ["uint32"] * 3, vo.shfr)
+    _row(rows, "interleave_agx", "uint32", ["uint16", "uint16"], vo.interleave_agx)
+    # mediump conversions: the 16-bit conversion that may later be dropped
+    for name, out, src, sem in (("f2fmp", "float16", "float32", fl.f2f),
+                                ("i2imp", "int16", "int32", io.i2i),
+                                ("f2imp", "int16", "float32", fl.f2i),
+                                ("f2ump", "uint16", "float32", fl.f2u),
+                                ("i2fmp", "float16", "int32", fl.i2f),
+                                ("u2fmp", "float16", "uint32", fl.u2f)):
+        _row(rows, name, out, [src], sem)
+
+
 def _float(rows) -> None:
     for name in ("fneg", "fabs"):
         _unop(rows, name, "float", getattr(fl, name))
@@ -204,6 +233,7 @@ def _table() -> dict[str, NirOp]:
     _conversions(rows)
     _integer(rows)
     _bits_and_packing(rows)
+    _vendor(rows)
     _float(rows)
     return rows
 

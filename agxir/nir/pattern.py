@@ -99,7 +99,7 @@ def parse_value(value, side: str) -> Node:
         if not found:
             raise PatternError(f"{value!r} is not a variable ([#]name[@type][(cond)])")
         if found.group("swiz"):
-            raise PatternError(f"{value!r}: swizzles are not supported")
+            raise UnsupportedPattern(f"swizzle {value!r} (vectors are not modelled)", value)
         bits = found.group("bits")
         return Var(found.group("name"), bool(found.group("const")), found.group("type"),
                    int(bits) if bits else None, _conditions(found.group("cond")))
@@ -117,7 +117,7 @@ def parse_expression(value: tuple, side: str) -> Expr:
     name = found.group("opcode")
     op = NIR_OPS.get(name)
     if op is None:
-        raise UnknownOpcode(name)
+        raise UnsupportedPattern(f"opcode {name} is not in the NIR table", name)
     srcs = tuple(parse_value(v, side) for v in value[1:])
     if len(srcs) != len(op.inputs):
         raise PatternError(f"{name} takes {len(op.inputs)} sources, not {len(srcs)}")
@@ -126,12 +126,13 @@ def parse_expression(value: tuple, side: str) -> Expr:
                 bool(found.group("inexact")), bool(found.group("exact")))
 
 
-class UnknownOpcode(PatternError):
-    """An opcode the table does not know: the rule is unsupported, naming it."""
+class UnsupportedPattern(PatternError):
+    """Valid nir_algebraic this model cannot express (an opcode the table does not know, a
+    vector swizzle): the rule is unsupported, naming it."""
 
-    def __init__(self, name: str):
-        super().__init__(f"opcode {name} is not in the NIR table")
-        self.opcode = name
+    def __init__(self, message: str, what: str):
+        super().__init__(message)
+        self.what = what
 
 
 def parse_rule(entry, list_name: str, index: int, line: int | None = None) -> Rule:

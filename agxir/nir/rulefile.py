@@ -1,7 +1,8 @@
 """Loading a nir_algebraic rule file: it is Python, executed to read its module-level lists.
 
 The file runs as a module named `nir_rules_under_audit` (not `__main__`, so its `main()` is
-not called), with stand-ins for the generator modules it may import: `nir_algebraic`
+not called), top-level statement by top-level statement, stopping before the first that
+would run the generator (a call of `parse_args` or `render`), with stand-ins for the generator modules it may import: `nir_algebraic`
 (`ignore_exact` returns its expression as a tuple; nothing is rendered) and `nir_opcodes`
 (`type_sizes`). Like `--pass`, the file is trusted code: it can do anything the user can.
 Every module-level list whose items look like rules (a tuple whose first item is a tuple)
@@ -33,7 +34,7 @@ class BadRule:
     index: int
     line: int | None
     message: str
-    opcode: str | None = None  # set when the only problem is an opcode the table lacks
+    unsupported: bool = False  # valid nir_algebraic the model cannot express (opcode, swizzle)
 
     @property
     def where(self) -> str:
@@ -87,16 +88,32 @@ def _error_line(error: BaseException, path: str) -> int | None:
     return line
 
 
+def _runs_generator(statement: ast.stmt) -> bool:
+    """True for a statement that would run the generator: it calls `parse_args` or
+    `render` (Mesa's nir_opt_algebraic.py does both at module level)."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr in ("parse_args", "render")):
+            return True
+    return False
+
+
 def _execute(path: str, text: str) -> dict:
     try:
-        code = compile(text, path, "exec")
+        tree = ast.parse(text, path)
     except SyntaxError as error:
         raise RuleFileError(f"{path}:{error.lineno}:{error.offset or 1}: {error.msg}") from None
     namespace = {"__name__": MODULE_NAME, "__file__": path, "__builtins__": __builtins__}
     saved = {name: sys.modules.get(name) for name in _stub_modules()}
+    saved_argv = sys.argv
     sys.modules.update(_stub_modules())
+    sys.argv = [path]
     try:
-        exec(code, namespace)  # noqa: S102 - the rule file is code, like --pass (documented)
+        for statement in tree.body:
+            if _runs_generator(statement):
+                break  # the rule lists are complete; what follows renders C
+            code = compile(ast.Module([statement], type_ignores=[]), path, "exec")
+            exec(code, namespace)  # noqa: S102 - the rule file is code, like --pass (documented)
     except SystemExit as error:
         raise RuleFileError(f"{path}: the file exited ({error.code}) while loading") from None
     except Exception as error:  # the user's file: any failure is a bad file, never a traceback
@@ -104,6 +121,7 @@ def _execute(path: str, text: str) -> dict:
         where = f"{path}:{line}" if line else path
         raise RuleFileError(f"{where}: {type(error).__name__}: {error}") from None
     finally:
+        sys.argv = saved_argv
         for name, module in saved.items():
             if module is None:
                 sys.modules.pop(name, None)
@@ -159,12 +177,12 @@ def load_rule_file(path: str, wanted: list[str] | None = None) -> RuleFile:
 
 
 def _parse(entry, list_name: str, index: int, line: int | None) -> Rule | BadRule:
-    from agxir.nir.pattern import UnknownOpcode
+    from agxir.nir.pattern import UnsupportedPattern
 
     try:
         return parse_rule(entry, list_name, index, line)
-    except UnknownOpcode as error:
-        return BadRule(list_name, index, line, str(error), error.opcode)
+    except UnsupportedPattern as error:
+        return BadRule(list_name, index, line, str(error), unsupported=True)
     except PatternError as error:
         return BadRule(list_name, index, line, str(error))
 

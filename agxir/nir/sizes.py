@@ -24,7 +24,12 @@ MAX_INSTANCES = 256
 
 
 class SizeError(ValueError):
-    """No consistent size assignment (nir_algebraic would refuse the rule)."""
+    """No consistent size assignment (nir_algebraic would refuse the rule), or, with
+    `never_matches`, only sizes NIR's types do not allow (the rule can never fire)."""
+
+    def __init__(self, message: str, never_matches: bool = False):
+        super().__init__(message)
+        self.never_matches = never_matches
 
 
 @dataclass
@@ -140,8 +145,8 @@ def instances(rule: Rule, sizes: tuple[int, ...] = DEFAULT_SIZES) -> list[Instan
         cls = solver.classes[root]
         if cls.fixed is not None:
             if cls.fixed not in cls.allowed:
-                raise SizeError(f"no consistent bit sizes: {cls.fixed_by} is {cls.fixed} bits, "
-                                f"which its type does not allow")
+                raise SizeError(f"never matches: {cls.fixed_by} is {cls.fixed} bits, which "
+                                f"its NIR type does not allow", never_matches=True)
             choices.append((cls.fixed,))
             continue
         if not cls.in_search:

@@ -221,14 +221,14 @@ def _replay_on(m, instance, env, found, concrete):
 def prove_rule(rule: Rule | BadRule, timeout_ms: int, sizes) -> list[InstanceResult]:
     """One result per instance of `rule` (one error or unsupported result if it has none)."""
     if isinstance(rule, BadRule):
-        verdict = "unsupported" if rule.opcode else "error"
-        reason = f"opcode {rule.opcode} is not in the NIR table" if rule.opcode else rule.message
+        verdict = "unsupported" if rule.unsupported else "error"
         return [InstanceResult(rule.list_name, rule.index, rule.line, "", "", verdict,
-                               reason=reason)]
+                               reason=rule.message)]
     try:
         chosen = instances(rule, tuple(sizes))
     except SizeError as error:
-        return [InstanceResult(rule.list_name, rule.index, rule.line, str(rule), "", "error",
+        verdict = "unsupported" if error.never_matches else "error"
+        return [InstanceResult(rule.list_name, rule.index, rule.line, str(rule), "", verdict,
                                float_rule=is_float_rule(rule), reason=str(error))]
     return [prove_instance(instance, timeout_ms) for instance in chosen]
 

@@ -55,7 +55,8 @@ def test_malformed_rules_are_reported_one_by_one():
     assert isinstance(rules[0], Rule)
     assert "takes 2 sources, not 1" in rules[1].message
     assert "variable b does not occur in the search" in rules[2].message
-    assert isinstance(rules[4], BadRule) and rules[4].opcode == "no_such_opcode"
+    assert isinstance(rules[4], BadRule) and rules[4].unsupported
+    assert rules[4].message == "opcode no_such_opcode is not in the NIR table"
     assert rules[1].line == 4  # the line where the list is assigned
 
 
