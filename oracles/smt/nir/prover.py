@@ -122,8 +122,9 @@ def _var_names(rule: Rule) -> list[str]:
     return names
 
 
-def _query(instance: Instance, found, timeout_ms: int, integers: bool):
-    """(answer, values or None). The bit-vector encoding, or the integer one."""
+def decide(instance: Instance, found, timeout_ms: int, integers: bool):
+    """(answer, values or None, reason unknown): one refinement query, in the bit-vector
+    encoding or the integer one."""
     rule = instance.rule
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
@@ -157,10 +158,10 @@ def prove_instance(instance: Instance, timeout_ms: int) -> InstanceResult:
                             treatments=[(label, how) for label, how, _ in found])
     start = time.perf_counter()
     try:
-        answer, values, why = _query(instance, found, timeout_ms, integers=False)
+        answer, values, why = decide(instance, found, timeout_ms, integers=False)
         if answer == z3.unknown:
             try:
-                answer, values, why = _query(instance, found, timeout_ms, integers=True)
+                answer, values, why = decide(instance, found, timeout_ms, integers=True)
                 result.encoding = "integers"
             except NotImplementedError:
                 pass
