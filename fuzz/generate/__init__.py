@@ -7,7 +7,8 @@ strategies in `fuzz.strategies` are thin wrappers around these.
 Modules: `choices` (ChoiceSource, Weighted), `features` (swarm flags), `cfg_shapes` (CFG
 shapes, dominators on integer graphs), `operations` (operands and per-opcode emitters),
 `addresses` (arrays, arrays of structs and the NIR-style address shapes; `address_heavy`),
-`address_shapes` (finding those shapes in a function), `program` (generate_program),
+`address_shapes` (finding those shapes in a function), `optimizer_shapes` (what Mesa's
+optimizer rewrites), `program` (generate_program),
 `inputs` (generate_inputs).
 
 `GENERATOR_VERSION` names the meaning of a choice stream: bump it whenever a builder
@@ -23,7 +24,9 @@ from fuzz.generate.inputs import generate_inputs
 from fuzz.generate.operations import MAX_THREADS, OUTPUT_BYTES, SITES
 from fuzz.generate.program import generate_program
 
-GENERATOR_VERSION = 3  # 2: the `address` group, address-heavy generation; 3: cmpsel near misses
+# 2: the `address` group, address-heavy generation; 3: cmpsel near misses; 4: the optimizer
+# shapes (fuzz.generate.optimizer_shapes)
+GENERATOR_VERSION = 4
 
 __all__ = [
     "ADDRESS_SHAPES",

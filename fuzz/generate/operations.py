@@ -603,4 +603,6 @@ def emitter_pairs(features: Features) -> list:
         (E.e_get_sr, 1),
         (E.e_cmpsel_fusion, 4 * f.cmpsel_fusion), (E.e_mov_chain, 3 * f.mov_chains),
     ]  # fmt: skip
-    return pairs
+    from fuzz.generate.optimizer_shapes import optimizer_pairs  # it builds on this module
+
+    return pairs + optimizer_pairs(f)

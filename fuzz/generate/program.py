@@ -307,7 +307,11 @@ class _Program(AddressEmitter):
             size = phi.dest.size
             rows = [name for name in _CARRY_ROWS[size] if self.allowed(name)] or ["iadd"]
             row = R[rows[self.below(len(rows))]]
-            self.phi_next[id(phi)] = self.generic(row, size, Operand(phi.dest))
+            carried = self.phi_next[id(phi)] = self.generic(row, size, Operand(phi.dest))
+            if row.name in ("fadd", "fmul", "ffma") and self.f.modifiers and self.below(3) == 0:
+                # Mesa FsatWithPhi: the carried value also saturated; the back edge's phi
+                # reads it unsaturated.
+                self.emit(R["fmov"], size, [carried], {}, sat=True)
 
     def allowed(self, name: str) -> bool:
         f = self.f

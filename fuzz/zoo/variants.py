@@ -14,6 +14,7 @@ from agxir.passes import branch_cmp, cmpsel, copyprop, dce
 from agxir.rewrite import Bind, Emit, Ins, Rule, Use, any_, apply_rules, defined_by, zero
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.zoo.analyses import BackEdgePhiSourcesDropped, PhiDestsLiveIn
+from fuzz.zoo.optimizer_variants import OPTIMIZER_VARIANTS
 from fuzz.zoo.runner import Variant
 
 # --- cmpsel -------------------------------------------------------------------------------------
@@ -205,4 +206,5 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("dce-ignores-phi-uses", "Mesa FsatWithPhi (backward pass missed phi uses)", "does not count phi sources as uses", _unit("dce_ignores_phi_uses")),
     Variant("liveness-phi-dests-live-in", "seed 004: the old liveness", "phi destinations live into their own block", liveness=PhiDestsLiveIn),
     Variant("liveness-back-edge-phi-sources", "issue 5", "phi sources on back edges dropped from the predecessor's live-out", liveness=BackEdgePhiSourcesDropped),
+    *OPTIMIZER_VARIANTS,
 )  # fmt: skip

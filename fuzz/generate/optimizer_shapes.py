@@ -1,0 +1,208 @@
+"""Emitters for the shapes Mesa's optimizer rewrites (agxir/passes/fmov_prop.py, fmov_rev.py,
+inline_imm.py, not_fusion.py, ext_prop.py, shift_fuse.py), and their near misses.
+
+Each function takes the program's `operations.Emitter` and appends a small cluster whose
+values stay in the pools, so later instructions, phis and the exports read them:
+
+- `e_float_move`: fmov/convert f2f with modifiers read by float ops, float compares (with
+  the reader's own modifiers: neg of neg, abs of neg) and fcmpsel payloads; fmov(.sat) of a
+  float op at the same width (the fsat fusion), at twice its width (the inexact widening),
+  and with the producer offered again to phis and later readers (a second use).
+- `e_imm_source`: mov_imm of small, small negative, minifloat and wide values read by
+  iadd/imad (often through `.neg`), bitops and float ops.
+- `e_not_use`: `not` read by bitops, and bitops read by `not`.
+- `e_shift_add`: `bfi #0, x, #s` (a left shift) as the addend of iadd/imad, often negated.
+- `e_extension`: signext/u2u64/i2i64 read by integer ops (and by float ops: a near miss).
+"""
+
+from __future__ import annotations
+
+from agxir.ir import Operand
+from agxir.opcodes import OPCODES
+from agxir.opcodes.operands import float_to_bits, minifloat_value
+from fuzz.generate.operations import IMM0, immediate, plans
+
+R = OPCODES
+_FLOAT_OPS = ("fadd", "fmul", "ffma", "fmov")
+_MINIFLOATS = (0x30, 0x20, 0xB0, 0x40, 0x7F, 0x38, 0x00, 0x80)
+
+
+def _float_value(em, size: int) -> Operand:
+    plan = plans(R["fadd"], size, em.sizes)[0]
+    return em.operand(((size,), None, plan[2], 0))
+
+
+def _modified(em, op: Operand, p: int = 2) -> Operand:
+    """`op` with random float modifiers, about one time in `p`."""
+    if not em.use_mods or em.below(p):
+        return op
+    r = em.below(3)
+    return Operand(op.ref, r != 1, r != 0)
+
+
+def _float_reader(em, t: Operand, size: int) -> Operand:
+    """A float op or compare reading t (with its own modifiers, if it has none yet)."""
+    r = em.below(5)
+    t = t if t.abs or t.neg else _modified(em, t)
+    other = _float_value(em, size)
+    if r == 0 and em.f.compares:
+        compare = em.emit(R["fcmp"], 16 if 16 in em.sizes else 32, [t, other],
+                          em.attrs(R["fcmp"], 32))
+        em.cmps.append(compare)
+        return compare
+    if r == 1:
+        return em.emit(R["ffma"], size, [other, t, _float_value(em, size)], {})
+    row = R["fadd"] if r == 2 else R["fmul"]
+    srcs = [t, other] if em.below(2) else [other, t]
+    return em.emit(row, size, srcs, {}, sat=em.use_mods and em.below(8) == 0)
+
+
+def _observed(em, op):
+    """Half the time, export `op` at once: a rewrite's result must reach an output for a
+    wrong one to show, and values computed early are often never read again."""
+    if op is not None and em.f.exports and em.below(2):
+        em.emit(R["export"], 0, [op], {"slot": em.below(8)})
+    return op
+
+
+def e_float_move(em):
+    return _observed(em, _float_move(em))
+
+
+def _float_move(em):
+    below = em.below
+    alu = em.alu_sizes
+    size = alu[below(len(alu))]
+    r = below(8)
+    if r <= 2:  # fmov with modifiers, read by a float op or compare, or a payload
+        t = em.emit(R["fmov"], size, [_modified(em, _float_value(em, size), 1)], {})
+        if r == 2:
+            a, b = _float_value(em, size), _float_value(em, size)
+            payloads = [t, em.value(size)] if below(2) else [em.value(size), t]
+            return em.emit(R["fcmpsel"], size, [a, b, *payloads], em.attrs(R["fcmpsel"], size))
+        if r == 1 and em.use_mods:  # negated: neg of neg, or abs of neg
+            t = Operand(t.ref, below(3) == 0, True)
+        return _float_reader(em, t, size)
+    if r == 3 and 16 in em.sizes:  # f16 -> f32 moves and converts into 32-bit readers
+        x = _float_value(em, 16)
+        if below(2):
+            t = em.emit(R["convert"], 32, [Operand(x.ref) if not x.is_immediate else em.value(16)],
+                        {"mode": "f2f"})
+        else:
+            t = em.emit(R["fmov"], 32, [_modified(em, x)], {})
+        return _float_reader(em, t, 32)
+    # A float op read by fmov(.sat): at its width, or widened from 16 bits.
+    width = 16 if r == 4 and 16 in em.sizes else size
+    op = _FLOAT_OPS[below(3)]
+    row = R[op]
+    srcs = [_float_value(em, width) for _ in row.srcs]
+    produced = em.emit(row, width, srcs, {})
+    out_size = 32 if r == 4 else width
+    moved = em.emit(R["fmov"], out_size, [produced], {}, sat=below(3) != 0)
+    if r >= 6:
+        em.pools[width].append(produced)  # newest again: phis and later readers take it
+    return moved
+
+
+def _imm_value(em, size: int) -> int:
+    below = em.below
+    r = below(6)
+    if r == 0:
+        return below(256)
+    if r == 1:
+        return (1 << size) - 1 - below(255)
+    if r == 2 and size != 64:
+        return float_to_bits(minifloat_value(_MINIFLOATS[below(len(_MINIFLOATS))]), size)
+    if r == 3:
+        return (1 << size) - 256 - below(256)  # just past the neg family
+    if r == 4:
+        return 256 + below(256)  # just past the 8-bit family
+    return em.source.bits(size)
+
+
+def e_imm_source(em):
+    return _observed(em, _imm_source(em))
+
+
+def _imm_source(em):
+    below = em.below
+    size = em.any_size()
+    k = em.emit(R["mov_imm"], size, [], {"value": _imm_value(em, size)})
+    r = below(5)
+    if r == 4 and size != 64 and em.f.floats:
+        return em.emit(R["fadd"], size, [_modified(em, k), _float_value(em, size)], {})
+    use = Operand(k.ref, False, em.use_mods and below(2) == 0)
+    if r == 0:
+        return em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
+    if r == 1:
+        return em.emit(R["imad"], size, [em.value(size), em.value(size), use], {"shift": 0})
+    if r == 2:
+        return em.emit(R["iadd"], size, [k, em.value(size)], {"shift": below(5)})
+    return em.emit(R["bitop"], size, [em.value(size), k], {"tt": below(16)})
+
+
+def e_not_use(em):
+    return _observed(em, _not_use(em))
+
+
+def _not_use(em):
+    below = em.below
+    size = em.any_size()
+    if below(2):
+        n = em.emit(R["bitop"], size, [em.value(size), IMM0], {"tt": 0x5})
+        other = em.value(size) if below(3) else em.emit(R["bitop"], size, [em.value(size), IMM0],
+                                                         {"tt": 0x5})
+        srcs = [n, other] if below(2) else [other, n]
+        return em.emit(R["bitop"], size, srcs, {"tt": below(16)})
+    inner = em.emit(R["bitop"], size, [em.value(size), em.value(size)], {"tt": below(16)})
+    result = em.emit(R["bitop"], size, [inner, IMM0], {"tt": 0x5})
+    if below(4) == 0:
+        em.pools[size].append(inner)  # a second use: not-rev must leave it
+    return result
+
+
+def e_shift_add(em):
+    return _observed(em, _shift_add(em))
+
+
+def _shift_add(em):
+    below = em.below
+    size = em.any_size()
+    s = 1 + below(4)
+    shifted = em.emit(R["bfi"], size, [IMM0, em.value(size), immediate(s)], {"mask": 0})
+    use = Operand(shifted.ref, False, below(2) == 0)
+    if below(2):
+        return em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
+    return em.emit(R["imad"], size, [em.value(size), em.value(size), use], {"shift": 0})
+
+
+def e_extension(em):
+    return _observed(em, _extension(em))
+
+
+def _extension(em):
+    below = em.below
+    r = below(3)
+    if r == 0:
+        narrow = 16 if 16 in em.sizes else 32
+        wide = 32 if narrow == 16 else 64
+        if wide not in em.sizes:
+            return None
+        t = em.emit(R["signext"], wide, [em.value(narrow)], {})
+    elif 64 in em.sizes:
+        t = em.emit(R["u2u64" if r == 1 else "i2i64"], 64, [em.value(32)], {})
+    else:
+        return None
+    size = t.ref.size
+    if size != 64 and em.f.floats and below(4) == 0:
+        return em.emit(R["fadd"], size, [t, _float_value(em, size)], {})  # a float read
+    use = Operand(t.ref, False, below(3) == 0)
+    return em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
+
+
+def optimizer_pairs(f) -> list:
+    """(emitter, weight) pairs for `operations.emitter_pairs`."""
+    return [
+        (e_float_move, 3 * f.floats), (e_imm_source, 2 * f.int_arith),
+        (e_not_use, f.bit_ops), (e_shift_add, f.int_arith), (e_extension, f.conversions),
+    ]  # fmt: skip
