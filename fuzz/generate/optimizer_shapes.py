@@ -189,7 +189,7 @@ def _extension(em):
         if wide not in em.sizes:
             return None
         t = em.emit(R["signext"], wide, [em.value(narrow)], {})
-    elif 64 in em.sizes:
+    elif 64 in em.sizes and em.f.address_math:  # 64-bit extensions are address math
         t = em.emit(R["u2u64" if r == 1 else "i2i64"], 64, [em.value(32)], {})
     else:
         return None

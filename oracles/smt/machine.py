@@ -250,6 +250,11 @@ class Z3Machine:
         return z3.Not(a)
 
     def select(self, cond, a, b, width):
+        # If(c, a, If(c, a, y)) is If(c, a, y): a float read of a register that holds a float
+        # read (a NaN made canonical twice) stays the same term, so proofs that compare the
+        # two need no floating-point reasoning.
+        if z3.is_app_of(b, z3.Z3_OP_ITE) and b.arg(0).eq(cond) and b.arg(1).eq(a):
+            return b
         return z3.If(cond, a, b)
 
     # --- IEEE floats on raw bits ------------------------------------------------------------------------
@@ -290,6 +295,14 @@ class Z3Machine:
         return convert(z3.RTZ(), self._float(a, fwidth), z3.BitVecSort(width))
 
     def fis_nan(self, a, fwidth):
+        # A NaN made canonical, If(isnan(y), NaN, y), is a NaN exactly when y is.
+        if (
+            z3.is_app_of(a, z3.Z3_OP_ITE)
+            and z3.is_bv_value(a.arg(1))
+            and a.arg(1).as_long() == CANONICAL_NAN[fwidth]
+            and a.arg(0).eq(self.fis_nan(a.arg(2), fwidth))
+        ):
+            return a.arg(0)
         return z3.fpIsNaN(self._float(a, fwidth))
 
     def feq(self, a, b, fwidth):

@@ -279,8 +279,12 @@ def test_refinement(name, pipeline):
 
 @pytest.mark.parametrize("pipeline", PIPELINES, ids=",".join)
 def test_every_pass_changes_some_hand_written_program(pipeline):
-    # The address passes' hand-written programs are their golden files.
-    address = [p.read_text() for p in sorted(GOLDEN.glob("pass_address_*.agx"))]
+    # The address passes' and the Mesa optimizer's hand-written programs are their golden files.
+    address = [
+        p.read_text()
+        for pattern in ("pass_address_*.agx", "mesa_opt_*.agx")
+        for p in sorted(GOLDEN.glob(pattern))
+    ]
     programs = [*hand_written().values(), *address]
     assert any(check_refinement(parse_function(text), pipeline) for text in programs)
 

@@ -38,6 +38,14 @@ def test_registered_names():
         "address-fuse",
         "address-fold",
         "address-lower",
+        "fmov-prop",
+        "fmov-rev",
+        "inline-imm",
+        "not-fuse",
+        "not-rev",
+        "if-not",
+        "ext-prop",
+        "shift-fuse",
     ]
     for name, p in PASSES.items():
         assert isinstance(p, Pass)
