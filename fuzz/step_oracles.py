@@ -27,6 +27,17 @@ if TYPE_CHECKING:
 # Passes that promote 32-bit address math to 64 bits: after them, z3 proves the promotion
 # cannot overflow (the invariant of seed 001), on loop-free programs.
 PROMOTING_PASSES = frozenset({"address-cleanup", "address-fuse", "address-fold", "address-lower"})
+# Passes that promise lower register pressure: after them, no block's pressure (the most
+# halves live at one point, from the reference liveness) may be higher than before.
+PRESSURE_LOWERING_PASSES = frozenset({"pressure-schedule"})
+
+
+def lowers_pressure(name: str) -> bool:
+    """A pass in PRESSURE_LOWERING_PASSES or a variant of one under test: a name (or, for
+    a Python pass named MODULE:CALLABLE, the callable, `_` read as `-`) that is one of
+    them or begins with one and a `-` (the zoo's `pressure-schedule-keeps-worse-order`)."""
+    base = name.rpartition(":")[2].replace("_", "-")
+    return any(base == p or base.startswith(p + "-") for p in PRESSURE_LOWERING_PASSES)
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,13 @@ def _demand(harness: Harness, step: Step) -> Verdict | None:
     return Verdict(difference) if difference else None
 
 
+def _pressure(harness: Harness, step: Step) -> Verdict | None:
+    from oracles.machine.schedule_oracle import pressure_rise
+
+    rise = pressure_rise(step.before, step.after)
+    return Verdict(f"{rise}, though {step.name} promises lower pressure") if rise else None
+
+
 def _ssa_only(harness: Harness, step: Step) -> bool:
     return step.before.level == step.after.level == "ssa"
 
@@ -152,6 +170,7 @@ STEP_ORACLES: tuple[StepOracle, ...] = (
     StepOracle("demand", lambda h, s: s.allocates and s.before.level == "exec", _demand),
     StepOracle("copy-checker", lambda h, s: s.lowers_copies, _copy_checker),
     StepOracle("refinement", lambda h, s: True, _refinement),
+    StepOracle("pressure", lambda h, s: lowers_pressure(s.name) and _ssa_only(h, s), _pressure),
     StepOracle("tv", lambda h, s: bool(h.tv_threads) and _ssa_only(h, s), _tv),
     StepOracle("promotion",
                lambda h, s: bool(h.promotion_ms) and s.name in PROMOTING_PASSES and _ssa_only(h, s),
