@@ -162,6 +162,12 @@ def cmd_tv(args) -> int:
     return run_tv(args)
 
 
+def cmd_stats(args) -> int:
+    from fuzz.stats_command import run_stats
+
+    return run_stats(args)
+
+
 def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--passes", metavar="LIST", help="registered passes, comma-separated (default: all)"
@@ -318,6 +324,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="z3 time limit in milliseconds (default 10000)")
     tv.add_argument("--json", action="store_true", help="print the result as JSON")
     tv.set_defaults(handler=cmd_tv)
+
+    stats = commands.add_parser(
+        "stats", help="shader-db style report of pipelines that differ in one pass, through RA"
+    )
+    corpus = stats.add_mutually_exclusive_group()
+    corpus.add_argument("--programs", type=_positive, metavar="N",
+                        help="generated programs in the corpus (default 2000)")
+    corpus.add_argument("--dir", metavar="DIR", help="the corpus is every .agx file in DIR")
+    stats.add_argument("--seed", type=_seed, help="seed of the corpus; the same seed replays it")
+    stats.add_argument("--compare", metavar="NAME,...",
+                       help="only these comparisons (default: every one)")
+    stats.add_argument("--out", default="agxfuzz-stats", metavar="OUTDIR",
+                       help="report, JSON, CSV, PNG and programs/ (default: ./agxfuzz-stats)")
+    stats.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
+    stats.set_defaults(handler=cmd_stats)
     return parser
 
 

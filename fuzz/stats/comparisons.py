@@ -1,0 +1,145 @@
+"""The comparisons `agxfuzz stats` runs, as data: each a name, a `why`, and two pipelines
+that differ in exactly one pass (a pass added, or one pass swapped for another heuristic).
+
+A `Pipeline` is a tuple of passes from the SSA program to allocated registers: the SSA
+optimizer (`agxir.passes.DEFAULT_PIPELINE`, with its cmpsel step being the heuristic under
+comparison), then a machine route: Mesa's (`agxir.machine.pipeline.MACHINE_PIPELINE`,
+SSA-based RA) or the vreg route (`VREG_PIPELINE`, out of SSA then a colouring allocator),
+with a vreg-level pass inserted before `vreg-ra` and a post-RA pass appended at the end.
+
+The rows (seed 000's cmpsel heuristics; the `before` pipeline is the baseline, the `after`
+the change, so "helped" means the change helped):
+* `cmpsel`: no cmpsel fusion vs Mesa's (heuristic 4), for scale.
+* `h4-vs-h1`, `h4-vs-h3`, `h3-vs-h1`: the blog's heuristics against each other:
+  heuristic 1 (`cmpsel-uniform-compare`, fuse when both compare sources are uniform),
+  heuristic 3 (`cmpsel-uniform-select`, when both payloads are), heuristic 4 (`cmpsel`,
+  always). The blog's conclusion: 4 wins on instructions at a small pressure cost.
+Passes written for issue 9 that are not in the tree yet (the pressure scheduler, seed 002's
+conversion reuse, seed 003's exec-compare fusion) have no row: a row is never faked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE, VREG_PIPELINE
+from agxir.passes import PASSES
+from agxir.passes.pass_ import Pass
+
+__all__ = ["COMPARISONS", "Comparison", "Pipeline", "UnknownComparison", "pipeline",
+           "select"]  # fmt: skip
+
+HEURISTICS = {"cmpsel": "heuristic 4", "cmpsel-uniform-compare": "heuristic 1",
+              "cmpsel-uniform-select": "heuristic 3"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Passes in order, from an SSA program through register allocation."""
+
+    passes: tuple[Pass, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.passes)
+
+    @property
+    def key(self) -> str:
+        return ",".join(self.names)
+
+
+def pipeline(cmpsel: str | None = "cmpsel", *, route: str = "machine",
+             ssa_extra: Iterable[Pass] = (), vreg_extra: Iterable[Pass] = (),
+             post: Iterable[Pass] = ()) -> Pipeline:
+    """The SSA optimizer (copyprop, `cmpsel` or no cmpsel step, branch-cmp, dce, then
+    `ssa_extra`), then the machine route with `vreg_extra` before `vreg-ra` (vreg route
+    only) and `post` after it."""
+    ssa = ["copyprop", *([cmpsel] if cmpsel else []), "branch-cmp", "dce"]
+    steps = [PASSES[name] for name in ssa] + list(ssa_extra)
+    if route == "machine":
+        if tuple(vreg_extra):
+            raise ValueError("vreg-level passes need the vreg route")
+        steps += [MACHINE_PASSES[name] for name in MACHINE_PIPELINE]
+    elif route == "vreg":
+        for name in VREG_PIPELINE:
+            if name == "vreg-ra":
+                steps += list(vreg_extra)
+            steps.append(MACHINE_PASSES[name])
+    else:
+        raise ValueError(f"unknown route {route!r}")
+    return Pipeline(tuple(steps + list(post)))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    why: str
+    before: Pipeline
+    after: Pipeline
+
+    def difference(self) -> str:
+        """The one pass that differs, as `-removed +added` (or one of them)."""
+        old, new = list(self.before.names), list(self.after.names)
+        removed = [n for n in old if n not in new]
+        added = [n for n in new if n not in old]
+        return " ".join([*(f"-{n}" for n in removed), *(f"+{n}" for n in added)])
+
+
+def _heuristic_pair(after: str, before: str, why: str) -> Comparison:
+    name = f"h{HEURISTICS[after][-1]}-vs-h{HEURISTICS[before][-1]}"
+    return Comparison(name, why, pipeline(before), pipeline(after))
+
+
+COMPARISONS: tuple[Comparison, ...] = (
+    Comparison(
+        "cmpsel",
+        "no cmpsel fusion vs Mesa's (heuristic 4, fuse always): the scale the heuristics "
+        "are measured against",
+        pipeline(None), pipeline("cmpsel"),
+    ),
+    _heuristic_pair(
+        "cmpsel", "cmpsel-uniform-compare",
+        "seed 000: heuristic 4 (fuse always, what Mesa merged) vs heuristic 1 (only when both "
+        "compare sources are uniform): does fusing every select save instructions, and what "
+        "does keeping a and b alive to the select cost in pressure?",
+    ),
+    _heuristic_pair(
+        "cmpsel", "cmpsel-uniform-select",
+        "seed 000: heuristic 4 vs heuristic 3 (only when both payloads are uniform, a "
+        "backward pass): the instructions heuristic 3 leaves unfused against its pressure",
+    ),
+    _heuristic_pair(
+        "cmpsel-uniform-select", "cmpsel-uniform-compare",
+        "seed 000: the two pressure-safe heuristics against each other (3 vs 1)",
+    ),
+)
+
+
+class UnknownComparison(KeyError):
+    def __init__(self, name: str) -> None:
+        self.message = (f"unknown comparison {name!r}; known: "
+                        f"{', '.join(c.name for c in COMPARISONS)}")
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def select(names: str | None) -> tuple[Comparison, ...]:
+    """The comparisons named in a comma-separated list (all of them for None), in the
+    list's order; `UnknownComparison` for a name that is not a row."""
+    if names is None:
+        return COMPARISONS
+    by_name = {c.name: c for c in COMPARISONS}
+    chosen = []
+    for name in (n.strip() for n in names.split(",")):
+        if not name:
+            continue
+        if name not in by_name:
+            raise UnknownComparison(name)
+        if by_name[name] not in chosen:
+            chosen.append(by_name[name])
+    if not chosen:
+        raise UnknownComparison(names)
+    return tuple(chosen)
