@@ -14,8 +14,13 @@ the change, so "helped" means the change helped):
   heuristic 1 (`cmpsel-uniform-compare`, fuse when both compare sources are uniform),
   heuristic 3 (`cmpsel-uniform-select`, when both payloads are), heuristic 4 (`cmpsel`,
   always). The blog's conclusion: 4 wins on instructions at a small pressure cost.
-Passes written for issue 9 that are not in the tree yet (the pressure scheduler, seed 002's
-conversion reuse, seed 003's exec-compare fusion) have no row: a row is never faked.
+* `schedule-h4`, `schedule-h1`, `schedule-h3`: each heuristic without and with the pressure
+  scheduler (`pressure-schedule`, Mesa's `agx_pressure_schedule`, run on SSA right before
+  the machine route, as Mesa runs it before RA).
+* `h4-vs-h1-scheduled`, `h4-vs-h3-scheduled`: the heuristics again, both sides scheduled:
+  how much of heuristic 4's pressure cost the scheduler takes back.
+Passes written for issue 9 that are not in the tree yet (seed 002's conversion reuse, seed
+003's exec-compare fusion) have no row: a row is never faked.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE, VREG_PIPELINE
-from agxir.passes import PASSES
+from agxir.passes import PASSES, pressure_schedule
 from agxir.passes.pass_ import Pass
 
 __all__ = ["COMPARISONS", "Comparison", "Pipeline", "UnknownComparison", "pipeline",
@@ -86,9 +91,28 @@ class Comparison:
         return " ".join([*(f"-{n}" for n in removed), *(f"+{n}" for n in added)])
 
 
-def _heuristic_pair(after: str, before: str, why: str) -> Comparison:
-    name = f"h{HEURISTICS[after][-1]}-vs-h{HEURISTICS[before][-1]}"
-    return Comparison(name, why, pipeline(before), pipeline(after))
+SCHEDULE = pressure_schedule.PASS
+
+
+def _h(pass_name: str) -> str:
+    return "h" + HEURISTICS[pass_name][-1]
+
+
+def _heuristic_pair(after: str, before: str, why: str, *, scheduled: bool = False
+                    ) -> Comparison:
+    name = f"{_h(after)}-vs-{_h(before)}" + ("-scheduled" if scheduled else "")
+    extra = (SCHEDULE,) if scheduled else ()
+    return Comparison(name, why, pipeline(before, ssa_extra=extra),
+                      pipeline(after, ssa_extra=extra))
+
+
+def _scheduled(heuristic: str) -> Comparison:
+    return Comparison(
+        f"schedule-{_h(heuristic)}",
+        f"the pressure scheduler after {heuristic} ({HEURISTICS[heuristic]}): does "
+        "reordering before RA lower the pressure and registers, and at what cost in copies?",
+        pipeline(heuristic), pipeline(heuristic, ssa_extra=(SCHEDULE,)),
+    )
 
 
 COMPARISONS: tuple[Comparison, ...] = (
@@ -112,6 +136,18 @@ COMPARISONS: tuple[Comparison, ...] = (
     _heuristic_pair(
         "cmpsel-uniform-select", "cmpsel-uniform-compare",
         "seed 000: the two pressure-safe heuristics against each other (3 vs 1)",
+    ),
+    *(_scheduled(h) for h in HEURISTICS),
+    _heuristic_pair(
+        "cmpsel", "cmpsel-uniform-compare",
+        "heuristic 4 vs 1 with the pressure scheduler on both sides: what is left of "
+        "heuristic 4's pressure cost once the scheduler has run",
+        scheduled=True,
+    ),
+    _heuristic_pair(
+        "cmpsel", "cmpsel-uniform-select",
+        "heuristic 4 vs 3 with the pressure scheduler on both sides",
+        scheduled=True,
     ),
 )
 
