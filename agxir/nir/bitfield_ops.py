@@ -8,7 +8,7 @@ too large offset or count) are undefined values, not NIR's constant-folding choi
 
 from __future__ import annotations
 
-from agxir.nir.integer_ops import mask, resize, truth, ule
+from agxir.nir.integer_ops import mask, resize, truth
 
 # --- helpers ------------------------------------------------------------------------------
 
@@ -116,37 +116,44 @@ def bfi(m, a, ws, w):
     return m.select(m.eq(field, m.const(0, 32), 32), base, merged, 32)
 
 
-def _extract(field_bits: int, signed: bool):
+def _byte_word_index(m, index, field_bits: int, w: int, op: str):
+    """The shift amount index * field_bits at width max(w, 32) (C promotes narrower
+    sources to int), undefined when it reaches that width (a C shift past the width)."""
+    wide = max(w, 32)
+    lanes = wide // field_bits
+    m.undefined_if(m.negate(m.ult(index, m.const(lanes, w), w)),
+                   f"{op} index beyond a {wide}-bit C value")
+    lane = _masked(m, resize(m, index, w, wide), lanes - 1, wide)
+    return m.mul(lane, m.const(field_bits, wide), wide), wide
+
+
+def _extract(field_bits: int, signed: bool, op: str):
     def semantics(m, a, ws, w):
-        count = m.mul(a[1], m.const(field_bits, w), w)
-        m.undefined_if(ule(m, m.const(w, w), count, w) if w > field_bits
-                       else truth(m, a[1], w), f"extract index beyond a {w}-bit value")
-        piece_w = min(field_bits, w)
-        shifted = m.lshr_var(a[0], _masked(m, count, w - 1, w), w)
-        return resize(m, m.trunc(shifted, w, piece_w), piece_w, w, signed)
+        amount, wide = _byte_word_index(m, a[1], field_bits, w, op)
+        shift = m.ashr_var if signed else m.lshr_var  # int8_t/int16_t promote signed
+        shifted = shift(resize(m, a[0], w, wide, signed), amount, wide)
+        return resize(m, m.trunc(shifted, wide, field_bits), field_bits, w, signed)
 
     return semantics
 
 
-extract_u8 = _extract(8, False)
-extract_i8 = _extract(8, True)
-extract_u16 = _extract(16, False)
-extract_i16 = _extract(16, True)
+extract_u8 = _extract(8, False, "extract_u8")
+extract_i8 = _extract(8, True, "extract_i8")
+extract_u16 = _extract(16, False, "extract_u16")
+extract_i16 = _extract(16, True, "extract_i16")
 
 
-def _insert(field_bits: int):
+def _insert(field_bits: int, op: str):
     def semantics(m, a, ws, w):
-        count = m.mul(a[1], m.const(field_bits, w), w)
-        m.undefined_if(ule(m, m.const(w, w), count, w) if w > field_bits
-                       else truth(m, a[1], w), f"insert index beyond a {w}-bit value")
-        piece = m.and_(a[0], m.const(mask(min(field_bits, w)), w), w)
-        return m.shl_var(piece, _masked(m, count, w - 1, w), w)
+        amount, wide = _byte_word_index(m, a[1], field_bits, w, op)
+        piece = m.and_(resize(m, a[0], w, wide), m.const(mask(field_bits), wide), wide)
+        return resize(m, m.shl_var(piece, amount, wide), wide, w)
 
     return semantics
 
 
-insert_u8 = _insert(8)
-insert_u16 = _insert(16)
+insert_u8 = _insert(8, "insert_u8")
+insert_u16 = _insert(16, "insert_u16")
 
 
 # --- counting -----------------------------------------------------------------------------------

@@ -31,9 +31,17 @@ from agxir.nir import (
     instances,
     is_float_rule,
 )
+from agxir.nir.integer_ops import mask
 from agxir.nir.ops import NIR_OPS, type_base
 from agxir.nir.pattern import Expr, Var
-from agxir.nir.predicates import ASSUMED, NO_MEANING, UNMODELLED, condition_treatment, meaning
+from agxir.nir.predicates import (
+    ASSUMED,
+    LOW_BITS_USED,
+    NO_MEANING,
+    UNMODELLED,
+    condition_treatment,
+    meaning,
+)
 from agxir.rewrite.concrete import ConcreteMachine
 from oracles.smt.machine import Z3Machine, value_of
 from oracles.smt.nir.integers import IntMachine
@@ -83,31 +91,67 @@ def _walk(node, path=(), slot="uint"):
             yield from _walk(src, path + (i,), op.inputs[i])
 
 
+MEDIUMP = frozenset({"f2fmp", "i2imp", "f2imp", "f2ump", "i2fmp", "u2fmp"})
+
+
+def low_bits_used(rule: Rule) -> int | None:
+    """N when the search's root carries only_lower_N_bits_used: only those bits must agree."""
+    for cond in rule.search.conds:
+        found = LOW_BITS_USED.match(cond)
+        if found:
+            return int(found.group(1))
+    return None
+
+
 def treatments(rule: Rule) -> list[tuple[str, str, object]]:
     """(label, treatment, where) for every predicate, flag and condition of the rule."""
     found = []
     floating = is_float_rule(rule)
+    seen_bool = set()
     for node, path, slot in _walk(rule.search):
+        if isinstance(node, Var) and type_base(slot) == "bool" and node.name not in seen_bool:
+            seen_bool.add(node.name)
+            found.append((f"{node.name} (a NIR boolean: 0 or ~0)", ASSUMED, (node, path, slot, None)))
         if isinstance(node, Var | Expr):
             name = node.name if isinstance(node, Var) else node.op
             for cond in node.conds:
-                found.append((f"{name}({cond})", meaning(cond)[0], (node, path, slot, cond)))
+                how = meaning(cond)[0]
+                if path == () and LOW_BITS_USED.match(cond):
+                    how = ASSUMED  # only the low bits of the result are compared
+                    found.append((f"{name}({cond})", how, None))
+                    continue
+                found.append((f"{name}({cond})", how, (node, path, slot, cond)))
         if isinstance(node, Expr) and node.inexact:
             found.append((f"~{node.op} (inexact)", UNMODELLED if floating else NO_MEANING, None))
+    for node in list(_exprs(rule.search)) + list(_exprs(rule.replace)):
+        if node.op in MEDIUMP:
+            found.append((f"{node.op} (mediump: may keep full precision)", UNMODELLED, None))
+            break
     if rule.condition:
         found.append((f"condition {rule.condition}", condition_treatment(rule.condition), None))
     return found
 
 
+def _exprs(node):
+    if isinstance(node, Expr):
+        yield node
+        for src in node.srcs:
+            yield from _exprs(src)
+
+
 def _assumptions(m, rule, instance, env, found):
     facts = []
     for _, treatment, where in found:
-        if treatment != ASSUMED:
+        if treatment != ASSUMED or where is None:
             continue
         node, path, slot, cond = where
         width = instance.size(("search", path))
         value = evaluate(m, node, instance, "search", env, path).value
-        facts.append(meaning(cond)[1](m, value, width, type_base(slot) == "float"))
+        if cond is None:  # a boolean variable wider than one bit holds 0 or ~0
+            facts.append(m.either(m.eq(value, m.const(0, width), width),
+                                  m.eq(value, m.const(mask(width), width), width)))
+            continue
+        facts.append(meaning(cond)[1](m, value, width, type_base(slot)))
     return facts
 
 
@@ -140,7 +184,7 @@ def decide(instance: Instance, found, timeout_ms: int, integers: bool):
     solver.add(*_assumptions(m, rule, instance, env, found))
     if source.undefined is not None:
         solver.add(z3.Not(source.undefined))
-    wrong = source.value != target.value
+    wrong = m.negate(_agree(m, rule, instance, source.value, target.value))
     solver.add(z3.Or(target.undefined, wrong) if target.undefined is not None else wrong)
     answer = solver.check()
     if answer != z3.sat:
@@ -148,6 +192,16 @@ def decide(instance: Instance, found, timeout_ms: int, integers: bool):
     model = solver.model()
     values = {n: model.eval(t, model_completion=True).as_long() for n, t in env.items()}
     return answer, values, ""
+
+
+def _agree(m, rule: Rule, instance: Instance, source, target):
+    """The two results agree: all their bits, or the low N with only_lower_N_bits_used."""
+    width = instance.size(("search", ()))
+    bits = low_bits_used(rule)
+    if bits is not None and bits < width:
+        source, target = m.trunc(source, width, bits), m.trunc(target, width, bits)
+        width = bits
+    return m.eq(source, target, width)
 
 
 def prove_instance(instance: Instance, timeout_ms: int) -> InstanceResult:
@@ -200,8 +254,8 @@ def replay(instance: Instance, values: dict[str, int]) -> Counterexample:
         m = Z3Machine({})
         env = {n: z3.BitVecVal(v, instance.size(("var", n))) for n, v in values.items()}
         outcome = _replay_on(m, instance, env, found, value_of)
-    source, target, source_undefined, target_reasons, facts = outcome
-    differs = bool(target_reasons) or source != target
+    source, target, source_undefined, target_reasons, facts, agree = outcome
+    differs = bool(target_reasons) or not agree
     confirmed = all(facts) and not source_undefined and differs
     return Counterexample(values, source, target, source_undefined, target_reasons, confirmed)
 
@@ -213,7 +267,9 @@ def _replay_on(m, instance, env, found, concrete):
     facts = [bool(concrete(f)) for f in _assumptions(m, rule, instance, env, found)]
     source_undefined = source.undefined is not None and bool(concrete(source.undefined))
     target_reasons = [reason for reason, cond in target.reasons if bool(concrete(cond))]
-    return concrete(source.value), concrete(target.value), source_undefined, target_reasons, facts
+    agree = bool(concrete(_agree(m, rule, instance, source.value, target.value)))
+    return (concrete(source.value), concrete(target.value), source_undefined, target_reasons,
+            facts, agree)
 
 
 # --- whole rules ----------------------------------------------------------------------------------

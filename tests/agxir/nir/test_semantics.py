@@ -139,3 +139,46 @@ def test_agx_pseudo_ops_and_their_promises():
     assert run("ilea_agx", [1 << 40, mask(32), 3], [64, 32, 32], 64) == ((1 << 40) - 8, False)
     assert run("extr_agx", [0x89ABCDEF, 0x01234567, 8, 12], [32] * 4, 32) == (0xBCD, False)
     assert run("extr_agx", [1, 2, 64, 0], [32] * 4, 32) == (0, False)  # shifts of 64+ give 0
+
+
+def _c_extract(x, index, w, field, is_signed):
+    """nir_opcodes.py's (uintN_t)(src0 >> (src1 * N)) with C's promotion of narrow sources
+    to int (signed for extract_i*, whose src0 is intN_t)."""
+    promoted = signed(x, w) if is_signed else x
+    piece = (promoted >> (field * index)) & mask(field)
+    return (signed(piece, field) if is_signed else piece) & mask(w)
+
+
+@pytest.mark.parametrize("name", ["extract_u8", "extract_i8", "extract_u16", "extract_i16"])
+def test_extract_indexes_the_c_promoted_value_and_is_undefined_past_it(name):
+    field, is_signed = (8 if name.endswith("8") else 16), "_i" in name
+    rng = random.Random(name)
+    for w in SIZES:
+        lanes = max(w, 32) // field
+        for x in values(rng, w, 40) + [mask(w), 1 << (w - 1)]:
+            for index in range(lanes):
+                got, undefined = run(name, (x, index), (w, w), w)
+                assert not undefined and got == _c_extract(x, index, w, field, is_signed), (
+                    name, w, x, index)
+            if lanes < 1 << w:
+                assert run(name, (x, lanes), (w, w), w)[1]  # a C shift past the width
+
+
+def test_a_narrow_negative_value_extends_its_sign_into_the_bytes_above_it():
+    assert run("extract_i8", (0x80, 2), (8, 8), 8) == (0xFF, False)
+    assert run("extract_u8", (0x80, 2), (8, 8), 8) == (0, False)
+
+
+@pytest.mark.parametrize("name", ["insert_u8", "insert_u16"])
+def test_insert_shifts_at_the_c_promoted_width_then_truncates(name):
+    field = 8 if name.endswith("8") else 16
+    rng = random.Random(name)
+    for w in SIZES:
+        lanes = max(w, 32) // field
+        for x in values(rng, w, 40):
+            for index in range(lanes):
+                got, undefined = run(name, (x, index), (w, w), w)
+                assert not undefined
+                assert got == ((x & mask(field)) << (field * index)) & mask(w), (name, w, x)
+            if lanes < 1 << w:
+                assert run(name, (x, lanes), (w, w), w)[1]

@@ -107,3 +107,53 @@ def test_malformed_rules_are_errors_and_unknown_opcodes_unsupported():
 @pytest.mark.parametrize("sizes, count", [((8,), 1), ((16, 32), 2)])
 def test_sizes_restrict_the_instances(sizes, count):
     assert len(prove(("iadd", "a", 0), "a", sizes)) == count
+
+
+def test_each_assumption_is_what_makes_its_rule_true():
+    results = verdicts("assumed_rules.py")
+    assumed = [r for r in results if r.list_name == "assumed"]
+    assert {r.verdict for r in assumed} == {"verified"}, [
+        (r.where, r.label, r.reason) for r in assumed if r.verdict != "verified"]
+    twins = {}
+    for r in results:
+        if r.list_name == "unassumed":
+            twins.setdefault(r.index, set()).add(r.verdict)
+    assert len(twins) == len({r.index for r in assumed})
+    assert all("counterexample" in verdicts_ for verdicts_ in twins.values()), twins
+    assert all(r.counterexample.confirmed for r in results if r.counterexample)
+    labels = {label for r in assumed for label, how in r.treatments if how == "assumed"}
+    assert {"a (a NIR boolean: 0 or ~0)", "iadd(only_lower_8_bits_used)", "a(is_gt_zero)",
+            "a(is_not_negative)", "a(is_odd)"} <= labels
+
+
+def test_only_the_low_bits_named_are_compared():
+    wide = prove(("iadd(only_lower_8_bits_used)", ("iand", "a", 0x1FF), "b"), ("iadd", "a", "b"),
+                 (32,))
+    assert wide[0].verdict == "verified"
+    narrow = prove(("iadd(only_lower_8_bits_used)", ("iand", "a", 0x7F), "b"), ("iadd", "a", "b"),
+                   (32,))
+    cex = narrow[0].counterexample
+    assert narrow[0].verdict == "counterexample" and cex.confirmed
+    assert (cex.source ^ cex.target) & 0xFF  # the replay found the low bytes differ
+
+
+def test_float_range_predicates_say_nothing_about_nan():
+    # a range does not exclude NaN, which is unequal to itself; is_a_number_* adds that
+    plain = prove(("fneu", "a(is_not_negative)", "a"), False, (32,))[0]
+    assert plain.verdict == "counterexample"
+    value = plain.counterexample.values["a"]
+    assert (value >> 23) & 0xFF == 0xFF and value & 0x7FFFFF  # a NaN
+    assert prove(("fneu", "a(is_a_number_not_negative)", "a"), False, (32,))[0].verdict == (
+        "verified")
+    # fabs(x) == x for x >= 0 except x = -0.0 (range analysis counts it as eq_zero)
+    number = prove(("fabs", "a(is_a_number_not_negative)"), "a", (32,))[0]
+    assert number.verdict == "counterexample" and number.counterexample.values == {"a": 1 << 31}
+    assert prove(("feq", "a(is_not_zero)", 0.0), False, (32,))[0].verdict == "verified"
+
+
+def test_mediump_conversions_are_unmodelled_so_their_counterexamples_are_unsupported():
+    mediump = prove(("i2i32", ("i2imp", "a@32")), "a", (32,))[0]
+    assert mediump.verdict == "unsupported"
+    assert "i2imp (mediump: may keep full precision)" in mediump.reason
+    assert mediump.counterexample.confirmed  # the values are still shown
+    assert prove(("i2i32", ("i2i16", "a@32")), "a", (32,))[0].verdict == "counterexample"
