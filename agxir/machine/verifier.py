@@ -14,8 +14,9 @@ has exec-mask control flow, r0l is written only by the exec rows, begin_cf
 destination overlaps it (without control flow r0l is an ordinary register, as in Mesa).
 
 Per level, which operands may appear: exec has SSA values (each defined once, dominating
-its uses over the logical CFG) and r0l; vreg has virtual registers (one size per index)
-and r0l; machine has physical registers only, naturally aligned and inside the 256
+its uses over the logical CFG) and r0l; vreg has virtual registers and r0l (an index may be
+accessed at several sizes: `v7:16` beside `v7:32` is the low half of v7, so a read finds
+only the halves some path wrote, half by half); machine has physical registers only, naturally aligned and inside the 256
 halves. Parallel copies' destinations never overlap and match their sources' sizes.
 """
 
@@ -74,7 +75,6 @@ class _MachineVerifier:
         self.table = opcodes_for_level(fn.level)
         self.errors: list[VerifyError] = []
         self.control = any(ins.name in _EXEC_ROWS for ins in fn.instructions())
-        self.vreg_sizes: dict[int, int] = {}
         self.block_set = set(fn.blocks)
         self.uniform_set = set(fn.uniforms)
 
@@ -213,9 +213,6 @@ class _MachineVerifier:
         if isinstance(ref, VirtualRegister):
             if level != "vreg":
                 return f"virtual register {ref!r} at the {level} level"
-            size = self.vreg_sizes.setdefault(ref.index, ref.size)
-            if size != ref.size:
-                return f"v{ref.index} is used as {size} and {ref.size} bits"
             return None
         if isinstance(ref, Value) and level != "exec":
             return f"SSA value %{ref.name} at the {level} level"
@@ -245,7 +242,7 @@ class _MachineVerifier:
         for dest, src in zip(ins.dests, ins.srcs, strict=False):
             if not isinstance(src.ref, Immediate | Uniform) and src.ref.size != dest.size:
                 self.error(block, index, f"copy of {src.ref.size} bits into {dest.size}", ins)
-            places = set(dest.halves) if isinstance(dest, Register) else {_key(dest)}
+            places = set(self.places(dest)) if isinstance(dest, Register | VirtualRegister) else {_key(dest)}
             if places & written:
                 self.error(block, index, f"{_name(dest)} is written twice", ins)
             written |= places
@@ -311,8 +308,8 @@ class _MachineVerifier:
     def places(self, ref) -> list[object]:
         if isinstance(ref, Register):
             return list(ref.halves)
-        if isinstance(ref, VirtualRegister):
-            return [ref]
+        if isinstance(ref, VirtualRegister):  # its halves: a narrow access is the low ones
+            return [(ref.index, piece) for piece in range(ref.size // 16)]
         return []
 
     def undefined_reads(self) -> None:

@@ -2,15 +2,19 @@
 style, seed 002) has a route to physical registers.
 
 Virtual registers are not SSA, so liveness is a backward dataflow over the logical CFG on
-vregs. A vreg interferes with everything live just after each of its definitions (a
-parallel copy's destinations also with each other); vregs are coloured greedily, widest
-first, each with a naturally aligned register no neighbour has: first one a vreg it is
-copied to or from (a `parallel_copy` pair, or a `mov`) already has, so the copy becomes a
-move to itself that `lower-copies` drops; else the lowest. r0l is reserved under control
-flow; the bound is 256 halves (or what the caller gives), and a vreg with no register
-within it raises `RegisterBoundExceeded` (no spilling). Inactive lanes keep their registers, so
-liveness over the logical CFG is what matters: a register shared by values live on
-different sides of an if is written only by the lanes of each side.
+vregs. A vreg is its index: `v7:16` beside `v7:32` is the low half of v7 (a narrow access,
+what `reuse-conversion` makes), and v7 is allocated at its widest size, its narrow accesses
+taking the low halves of that register. A narrow write leaves the rest of the register
+alive, so it does not end the vreg's liveness (only a write at the widest size does). A
+vreg interferes with everything live just after each of its definitions (a parallel copy's
+destinations also with each other); vregs are coloured greedily, widest first, each with a
+naturally aligned register no neighbour has: first one a vreg it is copied to or from (a
+`parallel_copy` pair, or a `mov`) already has, so the copy becomes a move to itself that
+`lower-copies` drops; else the lowest. r0l is reserved under control flow; the bound is
+256 halves (or what the caller gives), and a vreg with no register within it raises
+`RegisterBoundExceeded` (no spilling). Inactive lanes keep their registers, so liveness
+over the logical CFG is what matters: a register shared by values live on different sides
+of an if is written only by the lanes of each side.
 """
 
 from __future__ import annotations
@@ -21,56 +25,94 @@ from agxir.opcodes.table import BITOP_ALIASES
 from agxir.passes.pass_ import Pass
 
 
-def _vregs(refs) -> set[VirtualRegister]:
-    return {ref for ref in refs if isinstance(ref, VirtualRegister)}
+def vreg_widths(fn: Function) -> dict[int, int]:
+    """The widest size each vreg index is accessed at: the size it is allocated at."""
+    widths: dict[int, int] = {}
+    for ins in fn.instructions():
+        for ref in [src.ref for src in ins.srcs] + ins.defs():
+            if isinstance(ref, VirtualRegister):
+                widths[ref.index] = max(widths.get(ref.index, 0), ref.size)
+    return widths
 
 
-def vreg_liveness(fn: Function) -> dict[Block, set[VirtualRegister]]:
-    """The vregs live out of each block."""
-    uses, defs = {}, {}
+def read_indices(ins) -> set[int]:
+    """The vreg indices an instruction reads."""
+    return {src.ref.index for src in ins.srcs if isinstance(src.ref, VirtualRegister)}
+
+
+def written_indices(ins) -> set[int]:
+    """The vreg indices an instruction writes, at any width."""
+    return {d.index for d in ins.defs() if isinstance(d, VirtualRegister)}
+
+
+def killed_indices(ins, widths: dict[int, int]) -> set[int]:
+    """The vreg indices an instruction overwrites whole (a narrow write kills nothing)."""
+    return {d.index for d in ins.defs() if isinstance(d, VirtualRegister) and d.size == widths[d.index]}
+
+
+def live_out_indices(fn: Function, widths: dict[int, int] | None = None) -> dict[Block, set[int]]:
+    """The vreg indices live out of each block, over the logical CFG to a fixpoint."""
+    widths = vreg_widths(fn) if widths is None else widths
+    uses, kills = {}, {}
     for block in fn.blocks:
-        used: set[VirtualRegister] = set()
-        defined: set[VirtualRegister] = set()
+        used: set[int] = set()
+        killed: set[int] = set()
         for ins in block.instructions:
-            used |= _vregs(src.ref for src in ins.srcs) - defined
-            defined |= _vregs(ins.defs())
-        uses[block], defs[block] = used, defined
-    live_in = {block: set() for block in fn.blocks}
-    live_out = {block: set() for block in fn.blocks}
+            used |= read_indices(ins) - killed
+            killed |= killed_indices(ins, widths)
+        uses[block], kills[block] = used, killed
+    live_in: dict[Block, set[int]] = {block: set() for block in fn.blocks}
+    live_out: dict[Block, set[int]] = {block: set() for block in fn.blocks}
     changed = True
     while changed:
         changed = False
         for block in reversed(fn.blocks):
             out = set().union(*(live_in[s] for s in block.successors)) if block.successors else set()
-            new_in = uses[block] | (out - defs[block])
+            new_in = uses[block] | (out - kills[block])
             if out != live_out[block] or new_in != live_in[block]:
                 live_out[block], live_in[block] = out, new_in
                 changed = True
     return live_out
 
 
+def vreg_liveness(fn: Function) -> dict[Block, set[VirtualRegister]]:
+    """The vregs live out of each block, each at its widest size."""
+    widths = vreg_widths(fn)
+    return {
+        block: {VirtualRegister(i, widths[i]) for i in live}
+        for block, live in live_out_indices(fn, widths).items()
+    }
+
+
 def interference(fn: Function) -> dict[VirtualRegister, set[VirtualRegister]]:
-    graph: dict[VirtualRegister, set[VirtualRegister]] = {}
-    live_out = vreg_liveness(fn)
+    """Which vregs (each at its widest size) may not share a register."""
+    widths = vreg_widths(fn)
+    graph: dict[int, set[int]] = {}
+    live_out = live_out_indices(fn, widths)
     for block in fn.blocks:
         live = set(live_out[block])
         for ins in reversed(block.instructions):
-            written = _vregs(ins.defs())
-            for vreg in written:
-                graph.setdefault(vreg, set())
+            written = written_indices(ins)
+            for index in written:
+                graph.setdefault(index, set())
                 for other in live | written:
-                    if other != vreg:
-                        graph[vreg].add(other)
-                        graph.setdefault(other, set()).add(vreg)
-            live -= written
-            live |= _vregs(src.ref for src in ins.srcs)
-        for vreg in live:
-            graph.setdefault(vreg, set())
-    return graph
+                    if other != index:
+                        graph[index].add(other)
+                        graph.setdefault(other, set()).add(index)
+            live -= killed_indices(ins, widths)
+            live |= read_indices(ins)
+        for index in live:
+            graph.setdefault(index, set())
+    return {
+        VirtualRegister(i, widths[i]): {VirtualRegister(o, widths[o]) for o in others}
+        for i, others in graph.items()
+    }
 
 
 def affinities(fn: Function) -> dict[VirtualRegister, list[VirtualRegister]]:
-    """The vregs each vreg is copied to or from, in program order."""
+    """The vregs (at their widest sizes) each vreg is copied to or from, in program order:
+    whole-register copies only."""
+    widths = vreg_widths(fn)
     related: dict[VirtualRegister, list[VirtualRegister]] = {}
     for ins in fn.instructions():
         if ins.name == "parallel_copy":
@@ -81,13 +123,14 @@ def affinities(fn: Function) -> dict[VirtualRegister, list[VirtualRegister]]:
             continue
         for dest, src in pairs:
             if isinstance(dest, VirtualRegister) and isinstance(src, VirtualRegister):
-                if dest.size == src.size:
+                if dest.size == src.size == widths[dest.index] == widths[src.index]:
                     related.setdefault(dest, []).append(src)
                     related.setdefault(src, []).append(dest)
     return related
 
 
 def colour(fn: Function, bound: int = DEFAULT_BOUND) -> dict[VirtualRegister, Register]:
+    """A register for each vreg (keyed at its widest size)."""
     graph = interference(fn)
     related = affinities(fn)
     reserved = {R0L.half} if has_control_flow(fn) else set()
@@ -111,13 +154,15 @@ def colour(fn: Function, bound: int = DEFAULT_BOUND) -> dict[VirtualRegister, Re
 def vreg_ra(fn: Function, bound: int = DEFAULT_BOUND) -> bool:
     if fn.level != "vreg":
         raise ValueError(f"vreg-ra takes a vreg-level function, not {fn.level}")
-    assigned = colour(fn, bound)
+    start = {vreg.index: register.half for vreg, register in colour(fn, bound).items()}
+
+    def place(ref):  # a narrow access is the low halves of the vreg's register
+        return Register(start[ref.index], ref.size) if isinstance(ref, VirtualRegister) else ref
+
     for ins in fn.instructions():
-        ins.srcs = [src.with_ref(assigned[src.ref]) if isinstance(src.ref, VirtualRegister) else src
-                    for src in ins.srcs]
-        if isinstance(ins.dest, VirtualRegister):
-            ins.dest = assigned[ins.dest]
-        ins.dests = [assigned[d] if isinstance(d, VirtualRegister) else d for d in ins.dests]
+        ins.srcs = [src.with_ref(place(src.ref)) for src in ins.srcs]
+        ins.dest = place(ins.dest)
+        ins.dests = [place(d) for d in ins.dests]
     fn.level = "machine"
     fn.notes["bound"] = bound
     return True

@@ -9,7 +9,9 @@ so an inactive lane keeps whatever its registers held, and a wrong pass that rea
 stale value is exposed. Registers never written hold a nonzero garbage pattern.
 
 Storage per lane: 256 16-bit halves (`H`, physical registers and r0l), plus SSA values
-(exec level) and virtual registers (vreg level) by name (`V`). Phis, at the exec level and
+(exec level) and virtual registers (vreg level) by name (`V`). A vreg accessed at several
+sizes is one storage of its widest size: a narrow access (`v7:16` beside `v7:32`) reads
+its low bits, and a narrow write replaces only them, so the rest keeps what it held. Phis, at the exec level and
 as the register allocator's register phis, pick per lane the source of the logical
 predecessor the lane was last active in.
 
@@ -50,10 +52,14 @@ def _read_register(register: Register) -> str:
 class WaveEmitter(NumpyEmitter):
     """The numpy emitter with registers and masked, immediately stored writes."""
 
+    vreg_widths: dict[str, int] = {}  # vreg name -> its widest access, where that is wider
+
     def local(self, ref):
         if isinstance(ref, Register):
             return self.temp(_read_register(ref))
         if isinstance(ref, VirtualRegister):
+            if ref.size < self.vreg_widths.get(ref.name, ref.size):  # the low bits only
+                return self.temp(f"V['{ref.name}'] & {self.const((1 << ref.size) - 1, 64)}")
             return self.temp(f"V['{ref.name}']")
         return super().local(ref)
 
@@ -64,6 +70,10 @@ class WaveEmitter(NumpyEmitter):
                 self.lines.append(f"H[{half}] = where(act, {piece}, H[{half}])")
             return
         name = dest.name
+        if isinstance(dest, VirtualRegister) and dest.size < self.vreg_widths.get(name, dest.size):
+            keep = self.const(((1 << 64) - 1) ^ ((1 << dest.size) - 1), 64)  # the rest stays
+            low = self.const((1 << dest.size) - 1, 64)
+            value = f"(V[{name!r}] & {keep}) | (({value}) & {low})"
         self.lines.append(f"V[{name!r}] = where(act, {value}, V[{name!r}])")
         if isinstance(dest, Value):
             self.local_of[dest] = f"V[{name!r}]"
@@ -108,6 +118,12 @@ class CompiledWave:
             if current or first:
                 segments.append((block, current, first))
         emitter = WaveEmitter()
+        widths: dict[str, set[int]] = {}
+        for ins in fn.instructions():
+            for ref in [s.ref for s in ins.srcs] + ins.defs():
+                if isinstance(ref, VirtualRegister):
+                    widths.setdefault(ref.name, set()).add(ref.size)
+        emitter.vreg_widths = {name: max(sizes) for name, sizes in widths.items() if len(sizes) > 1}
         self.blocks: list[WaveBlock] = []
         for block, instructions, first in segments:
             source, branch, stops = self._emit_unit(

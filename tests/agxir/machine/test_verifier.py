@@ -71,7 +71,9 @@ def test_the_valid_forms_verify():
         ("  v1:32 = mov_imm value=0x1\n", "machine", "virtual register"),
         ("  r1 = mov_imm value=0x1\n", "vreg", "register r1 at the vreg level"),
         ("  r1 = mov_imm value=0x1\n", "exec", "register r1 at the exec level (only r0l is allowed)"),
-        ("  v1:32 = mov_imm value=0x1\n  v1:16 = mov_imm value=0x1\n", "vreg", "v1 is used as 32 and 16 bits"),
+        # v1:16 is the low half of v1: writing it leaves the high half unwritten
+        ("  v1:16 = mov_imm value=0x1\n  v2:32 = iadd v1:32, #1 shift=0\n", "vreg", "reads v1, which no path from the entry writes"),
+        ("  v1:32 = mov_imm value=0x1\n  v1:16, v1:32 = parallel_copy v1:16, v1:32\n", "vreg", "v1 is written twice"),
         ("  v2:32 = iadd v1:32, u0 shift=0\n", "vreg", "reads v1, which no path from the entry writes"),
         ("  %x:32 = mov_imm value=0x1\n", "machine", "SSA value %x at the machine level"),
         ("  r1 = mov_imm value=0x1\n  r2 = iadd r1, #300 shift=0\n", "machine", "immediate #300 does not fit"),
