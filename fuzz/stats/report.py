@@ -33,10 +33,10 @@ TOP = 10  # programs kept per list in JSON; the table shows the first three
 
 
 def relative(before: float, after: float) -> float:
-    """`after/before - 1`; 0 when both are 0, infinity (signed) from 0."""
+    """`(after - before) / before`; 0 when both are 0, infinity (signed) from 0."""
     if before == 0:
         return 0.0 if after == 0 else math.copysign(math.inf, after)
-    return after / before - 1.0
+    return (after - before) / before
 
 
 def bootstrap_weights(n: int, seed: int, resamples: int = RESAMPLES) -> np.ndarray:
