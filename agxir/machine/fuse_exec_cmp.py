@@ -195,8 +195,6 @@ class FuseExecCmp:
         between: list[Instruction] = []
         found = None
         for where, ins in self._walk(block, index):
-            if self.WINDOW is not None and len(between) >= self.WINDOW:
-                return Decline(block.name, f"no compare within {self.WINDOW} instructions")
             if ins.name in COMPARES and (not self.CHECK_TESTED or ins.dest == tested):
                 found = (where, ins)
                 break
@@ -205,6 +203,8 @@ class FuseExecCmp:
             ):
                 return Decline(block.name, f"{tested.name} is written by {ins.name}, not a compare")
             between.append(ins)
+            if self.WINDOW is not None and len(between) > self.WINDOW:
+                return Decline(block.name, f"no compare within {self.WINDOW} instructions")
         if found is None:
             return Decline(block.name, f"no compare defines {tested.name} in the block")
         where, compare = found
