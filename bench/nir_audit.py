@@ -1,7 +1,7 @@
 """NIR rule audit figures: instances per verdict and wall time for a nir_algebraic rule file.
 
     python bench/nir_audit.py FILE [--integer-only] [--timeout MS] [--sizes 8,16,32,64]
-                              [--jobs N]
+                              [--jobs N] [--json OUT]
 
 FILE is a Mesa rule file such as src/asahi/compiler/agx_nir_algebraic.py or
 src/compiler/nir/nir_opt_algebraic.py (read from a Mesa checkout; the project ships none).
@@ -9,12 +9,14 @@ Every instance is proved as `agxfuzz audit --nir` proves it (`oracles.smt.nir.pr
 Prints the instance counts per verdict for all rules and for integer rules (no float-typed
 opcode), the rules per list, the commonest reasons for unsupported instances, the slowest
 instances and the wall time. With --integer-only, float rules are not proved at all (the
-integer subset's figures); --jobs N proves rules in N processes.
+integer subset's figures); --jobs N proves rules in N processes; --json OUT writes every
+instance (verdict, reason, counterexample values and replay) for the docs' explanations.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -47,6 +49,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=int, default=2000, metavar="MS")
     parser.add_argument("--sizes", default="8,16,32,64")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
     loaded = load_rule_file(args.file)
@@ -81,7 +84,21 @@ def main() -> int:
     for r in sorted(results, key=lambda r: -r.ms)[:5]:
         print(f"  {r.ms:9.1f} ms  {r.where} {r.label} {r.verdict}")
     print(f"wall time: {wall:.1f} s")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump([_record(r) for r in results], handle, indent=1)
     return 0
+
+
+def _record(r) -> dict:
+    c = r.counterexample
+    return {"where": r.where, "line": r.line, "sizes": r.label, "rule": r.rule,
+            "float_rule": r.float_rule, "verdict": r.verdict, "reason": r.reason,
+            "ms": round(r.ms, 1), "encoding": r.encoding,
+            "counterexample": None if c is None else {
+                "values": {k: hex(v) for k, v in c.values.items()},
+                "search": None if c.source is None else hex(c.source),
+                "replacement": c.target_undefined or hex(c.target), "confirmed": c.confirmed}}
 
 
 if __name__ == "__main__":

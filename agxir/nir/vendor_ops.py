@@ -25,7 +25,7 @@ def _dot(lane_w: int, signed_a: bool, signed_b: bool, saturate: str | None):
 
     def semantics(m, a, ws, w):
         wide = 64 if saturate else 32
-        total = resize(m, a[2], 32, wide, signed=True)
+        total = resize(m, a[2], 32, wide, signed=saturate != "unsigned")  # a uint32 accumulator
         for i in range(lanes):
             x = _lane(m, a[0], i, lane_w, signed_a, wide)
             y = _lane(m, a[1], i, lane_w, signed_b, wide)

@@ -182,3 +182,29 @@ def test_insert_shifts_at_the_c_promoted_width_then_truncates(name):
                 assert got == ((x & mask(field)) << (field * index)) & mask(w), (name, w, x)
             if lanes < 1 << w:
                 assert run(name, (x, lanes), (w, w), w)[1]
+
+
+def _dot(x, y, lane, signed_x, signed_y):
+    total = 0
+    for i in range(32 // lane):
+        px, py = (x >> (lane * i)) & mask(lane), (y >> (lane * i)) & mask(lane)
+        total += (signed(px, lane) if signed_x else px) * (signed(py, lane) if signed_y else py)
+    return total
+
+
+@pytest.mark.parametrize("name, lane, signed_x, signed_y, saturate", [
+    ("udot_4x8_uadd_sat", 8, False, False, "u"), ("udot_2x16_uadd_sat", 16, False, False, "u"),
+    ("sdot_4x8_iadd_sat", 8, True, True, "s"), ("sudot_4x8_iadd_sat", 8, True, False, "s"),
+    ("udot_4x8_uadd", 8, False, False, None), ("sdot_2x16_iadd", 16, True, True, None)])
+def test_packed_dot_products_and_their_accumulator(name, lane, signed_x, signed_y, saturate):
+    rng = random.Random(name)
+    for x, y, acc in zip(*(values(rng, 32, SAMPLES) for _ in range(3)), strict=True):
+        got, undefined = run(name, (x, y, acc), (32, 32, 32), 32)
+        dot = _dot(x, y, lane, signed_x, signed_y)
+        if saturate == "u":  # a uint32 accumulator: 0x80000000 is 2**31, not negative
+            expected = min(dot + acc, mask(32))
+        elif saturate == "s":
+            expected = max(min(dot + signed(acc, 32), (1 << 31) - 1), -(1 << 31))
+        else:
+            expected = dot + acc
+        assert not undefined and got == expected & mask(32), (name, x, y, acc)
