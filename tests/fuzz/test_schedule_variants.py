@@ -1,0 +1,108 @@
+"""The pressure scheduler's zoo variants (fuzz/zoo/schedule_variants.py) are each caught by
+a fixed-seed campaign's programs under the harness, by the oracle meant to catch them, on
+a program where the right scheduler passes; and the `pressure` step oracle applies to the
+passes that promise lower pressure (and their variants) only."""
+
+from __future__ import annotations
+
+import pytest
+
+import fuzz.generate.addresses as addresses
+import fuzz.generate.operations as operations
+from agxir.passes.pressure_schedule import PASS
+from agxir.text import parse_function
+from fuzz.campaign import CampaignConfig, build_case
+from fuzz.generate.features import Features
+from fuzz.generate.schedule_shapes import e_reload, schedule_pairs
+from fuzz.harness import Harness
+from fuzz.passes_under_test import PassUnderTest
+from fuzz.step_oracles import ORACLES, PRESSURE_LOWERING_PASSES, lowers_pressure
+from fuzz.zoo.schedule_variants import PASSES, VARIANTS, pressure_schedule_keeps_worse_order
+from oracles.inputs import InputSet
+
+RIGHT = PassUnderTest(PASS.name, PASS.run, ("--passes", PASS.name))
+
+
+@pytest.fixture
+def reload_shapes(monkeypatch):
+    """The generator with `schedule_shapes` plugged in, as the lead's one line in
+    `operations.emitter_pairs` does (nothing to do once it is there)."""
+    if any(emitter is e_reload for emitter, _ in operations.emitter_pairs(Features())):
+        return
+    plain = operations.emitter_pairs
+
+    def emitter_pairs(features):
+        return plain(features) + schedule_pairs(features)
+
+    monkeypatch.setattr(operations, "emitter_pairs", emitter_pairs)
+    monkeypatch.setattr(addresses, "emitter_pairs", emitter_pairs)
+    operations.emitter_table.cache_clear()
+    addresses.program_table.cache_clear()
+    yield
+    operations.emitter_table.cache_clear()
+    addresses.program_table.cache_clear()
+
+
+def _first_finding(variant, programs: int = 150):
+    config = CampaignConfig(seed=1, pipelines=[])
+    for index in range(programs):
+        fn, inputs = build_case(1, index, config)
+        (finding,) = Harness(inputs).check(fn, [variant.pipeline()]) or (None,)
+        if finding is not None:
+            return fn, inputs, finding
+    raise AssertionError(f"{variant.name} not caught in {programs} programs")
+
+
+EXPECTED = {
+    "schedule-keeps-worse-order": "pressure",
+    "schedule-ignores-memory-order": "refinement",
+    "schedule-moves-phis": "verifier",
+    "schedule-moves-exports": "refinement",
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_each_variant_is_caught_by_its_oracle_where_the_right_pass_is_not(variant, reload_shapes):
+    fn, inputs, finding = _first_finding(variant)
+    assert finding.oracle == EXPECTED[variant.name], finding.message
+    assert Harness(inputs).check(fn, [[RIGHT]]) == []
+
+
+def test_the_variants_are_named_so_the_pressure_oracle_holds_them():
+    assert {v.name for v in VARIANTS} == set(EXPECTED)
+    for p in PASSES:
+        assert lowers_pressure(p.name)
+        # and as a replay names it: --pass fuzz.zoo.schedule_variants:CALLABLE
+        assert lowers_pressure(f"fuzz.zoo:{p.run.__name__}")
+
+
+def test_the_pressure_oracle_is_a_step_oracle_for_pressure_lowering_passes_only():
+    assert "pressure" in ORACLES
+    assert PRESSURE_LOWERING_PASSES == frozenset({"pressure-schedule"})
+    assert lowers_pressure("pressure-schedule")
+    assert not lowers_pressure("dce") and not lowers_pressure("pressure-scheduler")
+
+
+KEEPS = """\
+func @keeps(u0:32) {
+b0:
+  %a:32 = iadd u0, #0 shift=0
+  %x:32 = iadd %a, #1 shift=0
+  %b:32 = iadd %a, #2 shift=0
+  %y:32 = iadd %b, #3 shift=0
+  stop
+}
+"""
+
+
+def test_the_pressure_oracle_reports_the_rise_of_a_pass_that_promised_lower_pressure():
+    inputs = [InputSet(2, {"u0": 1})]
+    wrong = PassUnderTest("pressure-schedule-keeps-worse-order",
+                          pressure_schedule_keeps_worse_order, ("--pass", "x:y"))
+    (finding,) = Harness(inputs).check(parse_function(KEEPS), [[wrong]])
+    assert finding.oracle == "pressure"
+    assert "pressure of b0 rose from 2 to 4 halves" in finding.message
+    # The same rewrite under a name that promises nothing is not held to it.
+    other = PassUnderTest("reorder", pressure_schedule_keeps_worse_order, ("--pass", "x:z"))
+    assert Harness(inputs).check(parse_function(KEEPS), [[other]]) == []
+    assert Harness(inputs).check(parse_function(KEEPS), [[RIGHT]]) == []
