@@ -166,9 +166,10 @@ def _var_names(rule: Rule) -> list[str]:
     return names
 
 
-def decide(instance: Instance, found, timeout_ms: int, integers: bool):
+def decide(instance: Instance, found, timeout_ms: int, integers: bool, extra=None):
     """(answer, values or None, reason unknown): one refinement query, in the bit-vector
-    encoding or the integer one."""
+    encoding or the integer one. `extra(m, env)` adds facts the rule file cannot state (an
+    API bound a rule's comment relies on), to check a counterexample's explanation."""
     rule = instance.rule
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
@@ -182,6 +183,8 @@ def decide(instance: Instance, found, timeout_ms: int, integers: bool):
     source = evaluate(m, rule.search, instance, "search", env)
     target = evaluate(m, rule.replace, instance, "replace", env)
     solver.add(*_assumptions(m, rule, instance, env, found))
+    if extra is not None:
+        solver.add(*extra(m, env))
     if source.undefined is not None:
         solver.add(z3.Not(source.undefined))
     wrong = m.negate(_agree(m, rule, instance, source.value, target.value))

@@ -141,3 +141,22 @@ def test_every_declared_counterpart_is_tested():
     tested |= {"ieq", "ult", "ilt", "ine", "ige", "uge"}
     declared = {name for name, op in NIR_OPS.items() if op.agx}
     assert declared <= tested, declared - tested
+
+
+def test_a_shift_and_mask_is_bfeil_even_where_ubitfield_extract_is_undefined():
+    """AGX's bfeil masks its shift count, so (a >> b) & (2**bits - 1) is bfeil for every b;
+    NIR's ubitfield_extract is undefined for b >= 32 or b + bits > 32 (docs/nir-audit.md)."""
+    rng = random.Random(11)
+    undefined_seen = 0
+    for bits in range(1, 32):
+        for _ in range(20):
+            base = rng.getrandbits(32)
+            offset = rng.choice([rng.getrandbits(5), 31, 32 - bits + 1, rng.getrandbits(32)])
+            shifted = nir("ushr", [base, offset], (32, 32), 32)[0]
+            search = nir("iand", [shifted, (1 << bits) - 1], (32, 32), 32)[0]
+            assert agx("bfeil", [0, base, offset], (32, 32, 32), 32, {"mask": bits}) == (
+                search, False)
+            if offset >= 32 or offset + bits > 32:
+                assert nir("ubitfield_extract", [base, offset, bits], (32,) * 3, 32)[1]
+                undefined_seen += 1
+    assert undefined_seen > 100

@@ -157,3 +157,34 @@ def test_mediump_conversions_are_unmodelled_so_their_counterexamples_are_unsuppo
     assert "i2imp (mediump: may keep full precision)" in mediump.reason
     assert mediump.counterexample.confirmed  # the values are still shown
     assert prove(("i2i32", ("i2i16", "a@32")), "a", (32,))[0].verdict == "counterexample"
+
+
+def test_agx_shapes_have_the_counterexamples_the_docs_explain():
+    by_list = {}
+    for r in verdicts("agx_shapes.py"):
+        by_list.setdefault(r.list_name, []).append(r)
+    lea, = by_list["relaxed_lea"]
+    assert lea.verdict == "counterexample" and lea.counterexample.confirmed
+    values = lea.counterexample.values
+    assert (values["b"] + values["c"] * values["d"]) & 0xFFFFFFFF >= 1 << 31
+    shift_mask, = by_list["shift_mask"]
+    assert shift_mask.counterexample.target_undefined == [
+        "ubitfield_extract offset/bits out of range (undefined per GLSL)"]
+    assert [r.verdict for r in by_list["funnel"]] == ["verified", "counterexample"]
+    cex = by_list["funnel"][1].counterexample
+    assert cex.source == cex.values["a"] | cex.values["b"] and cex.target == cex.values["a"]
+
+
+def test_the_relaxed_lea_holds_under_the_buffer_size_bound():
+    loaded = load_rule_file(str(DATA / "agx_shapes.py"), ["relaxed_lea"])
+    (rule,) = loaded.rules()
+    (instance,) = instances(rule, (64,))
+
+    def offset_below_2_31(m, env):  # 0 <= b + c*d < 2**31 as the 32-bit offset
+        offset = m.add(env["b"], m.mul(env["c"], env["d"], 32), 32)
+        return [m.ult(offset, m.const(1 << 31, 32), 32)]
+
+    found = treatments(rule)
+    assert decide(instance, found, TIMEOUT_MS, integers=False)[0] == z3.sat
+    assert decide(instance, found, TIMEOUT_MS, integers=False, extra=offset_below_2_31)[0] == (
+        z3.unsat)
