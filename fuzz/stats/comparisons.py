@@ -19,8 +19,14 @@ the change, so "helped" means the change helped):
   the machine route, as Mesa runs it before RA).
 * `h4-vs-h1-scheduled`, `h4-vs-h3-scheduled`: the heuristics again, both sides scheduled:
   how much of heuristic 4's pressure cost the scheduler takes back.
-Passes written for issue 9 that are not in the tree yet (seed 002's conversion reuse, seed
-003's exec-compare fusion) have no row: a row is never faked.
+* `reuse-conversion`: seed 002's conversion register reuse off and on, on the vreg route
+  (it is a vreg-level pass, run right before `vreg-ra`): the thread's claim was fewer
+  registers (spills), the reviewers' that it can only constrain the allocator.
+* `fuse-exec-cmp`: seed 003's compare fused into the exec-mask branch after RA (the v_cmpx
+  analog) off and on, appended to Mesa's route. The SSA optimizer's `branch-cmp` (Mesa's
+  if_cmp fusion) has already fused every compare the post-RA pass could (a dead compare
+  result in the branch's block), so `fuse-exec-cmp-alone` measures it with no
+  `branch-cmp` on either side: what the post-RA fusion does on its own.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agxir.machine import fuse_exec_cmp, reuse_conversion
 from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE, VREG_PIPELINE
 from agxir.passes import PASSES, pressure_schedule
 from agxir.passes.pass_ import Pass
@@ -56,11 +63,12 @@ class Pipeline:
 
 def pipeline(cmpsel: str | None = "cmpsel", *, route: str = "machine",
              ssa_extra: Iterable[Pass] = (), vreg_extra: Iterable[Pass] = (),
-             post: Iterable[Pass] = ()) -> Pipeline:
-    """The SSA optimizer (copyprop, `cmpsel` or no cmpsel step, branch-cmp, dce, then
-    `ssa_extra`), then the machine route with `vreg_extra` before `vreg-ra` (vreg route
-    only) and `post` after it."""
-    ssa = ["copyprop", *([cmpsel] if cmpsel else []), "branch-cmp", "dce"]
+             post: Iterable[Pass] = (), branch_cmp: bool = True) -> Pipeline:
+    """The SSA optimizer (copyprop, `cmpsel` or no cmpsel step, branch-cmp unless told
+    not to, dce, then `ssa_extra`), then the machine route with `vreg_extra` before
+    `vreg-ra` (vreg route only) and `post` after it."""
+    ssa = ["copyprop", *([cmpsel] if cmpsel else []), *(["branch-cmp"] if branch_cmp else []),
+           "dce"]
     steps = [PASSES[name] for name in ssa] + list(ssa_extra)
     if route == "machine":
         if tuple(vreg_extra):
@@ -148,6 +156,27 @@ COMPARISONS: tuple[Comparison, ...] = (
         "cmpsel", "cmpsel-uniform-select",
         "heuristic 4 vs 3 with the pressure scheduler on both sides",
         scheduled=True,
+    ),
+    Comparison(
+        "reuse-conversion",
+        "seed 002: a 32-to-16-bit conversion whose source dies reuses the source's register "
+        "(vreg route): fewer registers, as the patch claimed, or only a constrained "
+        "allocator, as its reviewers said?",
+        pipeline("cmpsel", route="vreg"),
+        pipeline("cmpsel", route="vreg", vreg_extra=(reuse_conversion.PASS,)),
+    ),
+    Comparison(
+        "fuse-exec-cmp",
+        "seed 003: the compare feeding an exec-mask branch folded into the branch after RA "
+        "(the v_cmpx analog): how many instructions it saves",
+        pipeline("cmpsel"), pipeline("cmpsel", post=(fuse_exec_cmp.PASS,)),
+    ),
+    Comparison(
+        "fuse-exec-cmp-alone",
+        "seed 003's post-RA fusion with no SSA branch-cmp on either side: what it does on "
+        "its own (after branch-cmp it finds nothing left)",
+        pipeline("cmpsel", branch_cmp=False),
+        pipeline("cmpsel", branch_cmp=False, post=(fuse_exec_cmp.PASS,)),
     ),
 )
 
