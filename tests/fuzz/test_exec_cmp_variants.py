@@ -1,0 +1,152 @@
+"""The zoo's fuse-exec-cmp variants (fuzz.zoo.exec_cmp_variants): on a small SSA program
+shaped so that the machine pipeline leaves the case the check is for, the harness runs the
+variant's own pipeline (MACHINE_PIPELINE, then the wrong pass) under every step oracle and
+reports a finding from the expected oracle, while the right pass passes the same program;
+the campaign catches the variants its generated programs reach; and each variant replays
+from the command line by its `--pass MODULE:NAME`."""
+
+from __future__ import annotations
+
+import pytest
+
+from agxir.machine.fuse_exec_cmp import PASS
+from agxir.text import parse_function
+from fuzz.campaign import CampaignConfig, build_case
+from fuzz.harness import Harness
+from fuzz.passes_under_test import PassUnderTest, python_pass, registered
+from fuzz.zoo import exec_cmp_variants as zoo
+from fuzz.zoo.runner import Variant
+from oracles.inputs import InputSet
+
+IF_ELSE = """\
+func @{name}(u0:32) {{
+entry:
+  %tid:32 = get_sr sr=thread_id
+{body}  if_icmp %t, #0 cond=ueq inv=1 -> small, large
+small:
+  %a:32 = iadd %x, #10 shift=0
+  jump -> join
+large:
+  %b:32 = iadd %x, #20 shift=0
+  jump -> join
+join:
+  %r:32 = phi [%a, small], [%b, large]
+  export %r slot=0
+{tail}  stop
+}}
+"""
+
+
+def _if_else(name: str, body: str, tail: str = "") -> str:
+    return IF_ELSE.format(name=name, body=body, tail=tail)
+
+
+COMPARE_THEN_IADD = "  %t:32 = icmp %tid, u0 cond=ult inv=0\n  %x:32 = iadd %tid, #1 shift=0\n"
+
+# What the machine pipeline makes of each (the comment), and the oracle that catches the
+# variant there.
+PROGRAMS = {
+    # r2 = icmp r1, u0; r3 = iadd r1, #1; if_icmp r2: the fused branch mid-block
+    "fuse-exec-cmp-at-compare": (
+        _if_else("at_compare", COMPARE_THEN_IADD, "  export %tid slot=1\n"), "verifier"),
+    # r2 = icmp r1, u0; r1 = iadd r1, #1 (tid dies at x, x takes its register)
+    "fuse-exec-cmp-source-redefined": (_if_else("source", COMPARE_THEN_IADD), "refinement"),
+    # r2l = icmp r2, u0; r2h = mov_imm 0x9: one half of the 32-bit source rewritten
+    "fuse-exec-cmp-overlapping-half-redefined": (_if_else(
+        "half",
+        "  %k:16 = mov_imm value=0x7\n  %s:32 = iadd %tid, #3 shift=0\n"
+        "  %t:16 = icmp %s, u0 cond=ult inv=0\n  %h:16 = mov_imm value=0x9\n"
+        "  %x:32 = iadd %tid, %h shift=0\n",
+        "  export %k slot=1\n"), "refinement"),
+    # r2 = icmp ...; if_icmp r2; ... export r2: the deleted compare's result read later
+    "fuse-exec-cmp-result-read-later": (
+        _if_else("later", COMPARE_THEN_IADD, "  export %t slot=1\n  export %tid slot=2\n"),
+        "verifier"),
+    # r2 = icmp r1, #1 (dead); r2 = and r1, #1; if_icmp r2: the nearest compare is not it
+    "fuse-exec-cmp-nearest-compare": (_if_else(
+        "nearest",
+        "  %d:32 = icmp %tid, #1 cond=ult inv=0\n  %t:32 = and %tid, #1\n"
+        "  %x:32 = iadd %tid, #1 shift=0\n",
+        "  export %tid slot=1\n"), "refinement"),
+    # entry: r1 = icmp r2, r1; head: while_icmp r1, #0; body: r1 = icmp r2, #2: the walk
+    # leaves the header for the entry block and fuses the first iteration's compare
+    "fuse-exec-cmp-unbounded-walk": ("""\
+func @walk(u0:32) {
+entry:
+  %tid:32 = get_sr sr=thread_id
+  %zero:32 = mov_imm value=0x0
+  %t0:32 = icmp %zero, %tid cond=ult inv=0
+  jump -> head
+head:
+  %i:32 = phi [%zero, entry], [%i2, body]
+  %t:32 = phi [%t0, entry], [%t1, body]
+  if_icmp %t, #0 cond=ueq inv=1 -> body, out
+body:
+  %i2:32 = iadd %i, #1 shift=0
+  %t1:32 = icmp %i2, #2 cond=ult inv=0
+  jump -> head
+out:
+  export %i slot=0
+  stop
+}
+""", "refinement"),
+}  # fmt: skip
+INPUTS = [InputSet(4, {"u0": 2}), InputSet(8, {"u0": 5})]
+VARIANTS = {v.name: v for v in zoo.VARIANTS}
+RIGHT = Variant(
+    "fuse-exec-cmp", "seed 003", "the right pass",
+    lambda: PassUnderTest(PASS.name, PASS.run, ("--passes", PASS.name)),
+    before=zoo.MACHINE_PIPELINE,
+)  # fmt: skip
+
+
+def test_every_reachable_variant_has_a_program():
+    assert set(PROGRAMS) == set(VARIANTS) - {"fuse-exec-cmp-across-exec-write"}
+    assert [v.name for v in zoo.UNREACHABLE] == ["fuse-exec-cmp-result-overlaps-exec"]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_the_harness_catches_the_variant_where_the_right_pass_passes(name):
+    text, oracle = PROGRAMS[name]
+    fn = parse_function(text)
+    assert Harness(INPUTS).check(fn, [RIGHT.pipeline()]) == []
+    findings = Harness(INPUTS).check(fn, [VARIANTS[name].pipeline()])
+    assert len(findings) == 1, findings
+    finding = findings[0]
+    assert finding.pass_name == f"zoo-{name}"
+    assert finding.oracle == oracle, finding
+
+
+def test_the_right_pass_fuses_each_program_that_is_a_near_miss_only_for_the_variant():
+    # at-compare's program is the plain case: the right pass fuses it (at the branch)
+    fn = parse_function(PROGRAMS["fuse-exec-cmp-at-compare"][0])
+    for step in RIGHT.pipeline()[:-1]:
+        step.run(fn)
+    assert PASS.run(fn)
+    assert [ins.name for ins in fn.entry.instructions][-2:] == ["iadd", "if_icmp"]
+
+
+def test_the_campaign_catches_result_read_later_on_generated_programs():
+    pipeline = VARIANTS["fuse-exec-cmp-result-read-later"].pipeline()
+    config = CampaignConfig(seed=1, pipelines=[pipeline])
+    for index in range(40):
+        fn, inputs = build_case(config.seed, index, config)
+        findings = Harness(inputs).check(fn, [pipeline])
+        if findings:
+            assert findings[0].pass_name == "zoo-fuse-exec-cmp-result-read-later"
+            assert findings[0].oracle in ("verifier", "refinement"), findings[0]
+            return
+    pytest.fail("result-read-later not caught in 40 generated programs")
+
+
+@pytest.mark.parametrize("variant", zoo.VARIANTS + zoo.UNREACHABLE, ids=lambda v: v.name)
+def test_replayable_from_the_command_line(variant):
+    unit = variant.make_pass()
+    flag, spec = unit.flag
+    assert flag == "--pass" and spec.startswith("fuzz.zoo.exec_cmp_variants:")
+    loaded = python_pass(spec)  # what `agxfuzz run --pass SPEC` loads
+    assert loaded.flag == unit.flag
+    module, _, attribute = spec.partition(":")
+    assert getattr(zoo, attribute) is unit.run and module == zoo.MODULE
+    assert [step.name for step in variant.pipeline()[:-1]] == list(zoo.MACHINE_PIPELINE)
+    assert registered("lower-copies").name == variant.pipeline()[-2].name
