@@ -25,7 +25,10 @@ def _dot(lane_w: int, signed_a: bool, signed_b: bool, saturate: str | None):
 
     def semantics(m, a, ws, w):
         wide = 64 if saturate else 32
-        total = resize(m, a[2], 32, wide, signed=saturate != "unsigned")  # a uint32 accumulator
+        # the unsigned forms' accumulator is a uint32, as their comment ("clamped to
+        # [0, 0xffffffff]") and hardware read it; nir_opcodes.py types it int32, so NIR's
+        # constant folder sign-extends it (docs/nir-audit.md)
+        total = resize(m, a[2], 32, wide, signed=saturate != "unsigned")
         for i in range(lanes):
             x = _lane(m, a[0], i, lane_w, signed_a, wide)
             y = _lane(m, a[1], i, lane_w, signed_b, wide)
