@@ -52,23 +52,30 @@ def measure_all(fn: Function, pipelines: dict, guard: Callable | None = None
     snapshots: dict[tuple[str, ...], tuple[Function, tuple, int | None]] = {}
     memo: dict[tuple[tuple, tuple[str, ...]], Metrics | str] = {}
     results: dict[str, Metrics | str] = {}
-    for k in order:
+    for i, k in enumerate(order):
+        later = [names[j] for j in order[i + 1:]]
         try:
             if guard is None:
-                results[k] = _run(fn, pipelines[k], names[k], keep[k], snapshots, memo)
+                results[k] = _run(fn, pipelines[k], names[k], keep[k], snapshots, memo, later)
             else:
                 with guard(k):
-                    results[k] = _run(fn, pipelines[k], names[k], keep[k], snapshots, memo)
+                    results[k] = _run(fn, pipelines[k], names[k], keep[k], snapshots, memo,
+                                      later)
         except TimeoutError as error:  # the guard's limit, outside any one pass
             results[k] = f"pipeline: {error}"
     return results
 
 
-def _run(fn, steps, nm, keep, snapshots, memo):
+def _run(fn, steps, nm, keep, snapshots, memo, later):
     start = next((n for n in range(len(nm), 0, -1) if nm[:n] in snapshots), 0)
     if start:
-        saved, key, pressure = snapshots[nm[:start]]
-        state = clone_function(saved)
+        prefix = nm[:start]
+        saved, key, pressure = snapshots[prefix]
+        if any(other[:start] == prefix for other in later):
+            state = clone_function(saved)
+        else:  # no later pipeline starts with this prefix: take the copy itself
+            state = saved
+            del snapshots[prefix]
     else:
         state, key, pressure = clone_function(fn), (), None
     trail = []
