@@ -186,5 +186,5 @@ def test_the_relaxed_lea_holds_under_the_buffer_size_bound():
 
     found = treatments(rule)
     assert decide(instance, found, TIMEOUT_MS, integers=False)[0] == z3.sat
-    assert decide(instance, found, TIMEOUT_MS, integers=False, extra=offset_below_2_31)[0] == (
-        z3.unsat)
+    # about 1 s alone; the cap only keeps a loaded machine from turning the proof unknown
+    assert decide(instance, found, 30000, integers=False, extra=offset_below_2_31)[0] == z3.unsat
