@@ -84,6 +84,10 @@ class ConversionReuse:
     def successors(self, block: Block) -> list[Block]:
         return block.successors
 
+    def reads(self, ins: Instruction) -> set[int]:
+        """The indices an instruction reads, for liveness."""
+        return read_indices(ins)
+
     def block_live_out(self) -> dict[Block, set[int]]:
         """The indices live out of each block, over `successors` to a fixpoint."""
         blocks = self.fn.blocks
@@ -93,7 +97,7 @@ class ConversionReuse:
             used: set[int] = set()
             killed: set[int] = set()
             for ins in block.instructions:
-                used |= read_indices(ins) - killed
+                used |= self.reads(ins) - killed
                 killed |= self.kills(ins)
             uses[block], kills[block] = used, killed
         live_in: dict[Block, set[int]] = {b: set() for b in blocks}
@@ -113,7 +117,7 @@ class ConversionReuse:
         """The indices live just after instruction `index` of `block`."""
         live = set(self.live_out[block])
         for ins in reversed(block.instructions[index + 1:]):
-            live = (live - self.kills(ins)) | read_indices(ins)
+            live = (live - self.kills(ins)) | self.reads(ins)
         return live
 
     def reach(self, start: Position | None, stops) -> list[Position]:

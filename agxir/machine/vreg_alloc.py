@@ -50,17 +50,19 @@ def killed_indices(ins, widths: dict[int, int]) -> set[int]:
     return {d.index for d in ins.defs() if isinstance(d, VirtualRegister) and d.size == widths[d.index]}
 
 
-def live_out_indices(fn: Function, widths: dict[int, int] | None = None) -> dict[Block, set[int]]:
+def live_out_indices(
+    fn: Function, widths: dict[int, int] | None = None, kills=killed_indices
+) -> dict[Block, set[int]]:
     """The vreg indices live out of each block, over the logical CFG to a fixpoint."""
     widths = vreg_widths(fn) if widths is None else widths
-    uses, kills = {}, {}
+    uses, killed_in = {}, {}
     for block in fn.blocks:
         used: set[int] = set()
         killed: set[int] = set()
         for ins in block.instructions:
             used |= read_indices(ins) - killed
-            killed |= killed_indices(ins, widths)
-        uses[block], kills[block] = used, killed
+            killed |= kills(ins, widths)
+        uses[block], killed_in[block] = used, killed
     live_in: dict[Block, set[int]] = {block: set() for block in fn.blocks}
     live_out: dict[Block, set[int]] = {block: set() for block in fn.blocks}
     changed = True
@@ -68,7 +70,7 @@ def live_out_indices(fn: Function, widths: dict[int, int] | None = None) -> dict
         changed = False
         for block in reversed(fn.blocks):
             out = set().union(*(live_in[s] for s in block.successors)) if block.successors else set()
-            new_in = uses[block] | (out - kills[block])
+            new_in = uses[block] | (out - killed_in[block])
             if out != live_out[block] or new_in != live_in[block]:
                 live_out[block], live_in[block] = out, new_in
                 changed = True
@@ -84,11 +86,12 @@ def vreg_liveness(fn: Function) -> dict[Block, set[VirtualRegister]]:
     }
 
 
-def interference(fn: Function) -> dict[VirtualRegister, set[VirtualRegister]]:
-    """Which vregs (each at its widest size) may not share a register."""
+def interference(fn: Function, kills=killed_indices) -> dict[VirtualRegister, set[VirtualRegister]]:
+    """Which vregs (each at its widest size) may not share a register. `kills` says which
+    indices an instruction ends (a zoo variant passes a wrong one)."""
     widths = vreg_widths(fn)
     graph: dict[int, set[int]] = {}
-    live_out = live_out_indices(fn, widths)
+    live_out = live_out_indices(fn, widths, kills)
     for block in fn.blocks:
         live = set(live_out[block])
         for ins in reversed(block.instructions):
@@ -99,7 +102,7 @@ def interference(fn: Function) -> dict[VirtualRegister, set[VirtualRegister]]:
                     if other != index:
                         graph[index].add(other)
                         graph.setdefault(other, set()).add(index)
-            live -= killed_indices(ins, widths)
+            live -= kills(ins, widths)
             live |= read_indices(ins)
         for index in live:
             graph.setdefault(index, set())
@@ -129,9 +132,9 @@ def affinities(fn: Function) -> dict[VirtualRegister, list[VirtualRegister]]:
     return related
 
 
-def colour(fn: Function, bound: int = DEFAULT_BOUND) -> dict[VirtualRegister, Register]:
+def colour(fn: Function, bound: int = DEFAULT_BOUND, kills=killed_indices) -> dict[VirtualRegister, Register]:
     """A register for each vreg (keyed at its widest size)."""
-    graph = interference(fn)
+    graph = interference(fn, kills)
     related = affinities(fn)
     reserved = {R0L.half} if has_control_flow(fn) else set()
     assigned: dict[VirtualRegister, Register] = {}
@@ -151,10 +154,10 @@ def colour(fn: Function, bound: int = DEFAULT_BOUND) -> dict[VirtualRegister, Re
     return assigned
 
 
-def vreg_ra(fn: Function, bound: int = DEFAULT_BOUND) -> bool:
+def vreg_ra(fn: Function, bound: int = DEFAULT_BOUND, kills=killed_indices) -> bool:
     if fn.level != "vreg":
         raise ValueError(f"vreg-ra takes a vreg-level function, not {fn.level}")
-    start = {vreg.index: register.half for vreg, register in colour(fn, bound).items()}
+    start = {vreg.index: register.half for vreg, register in colour(fn, bound, kills).items()}
 
     def place(ref):  # a narrow access is the low halves of the vreg's register
         return Register(start[ref.index], ref.size) if isinstance(ref, VirtualRegister) else ref
