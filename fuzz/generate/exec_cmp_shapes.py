@@ -1,64 +1,197 @@
 """Emitters for the shape `fuse-exec-cmp` (agxir/machine/fuse_exec_cmp.py) rewrites after
 register allocation, and its near misses: a compare, a few instructions, the branch.
 
-The generator works on SSA values and the block's branch picks its condition among the
-recent compare results (`Emitter.compare_result`), so `e_exec_cmp` shapes the SSA for what
-the allocator will make of it:
+Nothing is reordered on the way to machine code (lower-cf appends its exec rows at block
+boundaries, RA only inserts copies, none between a compare and a block's trailing branch),
+so what lies between a compare and the branch after RA is what the generator emitted after
+the compare in that block. A branch tests a fresh compare made just before it (nothing
+between: nothing for the pass's checks to see) or, a ninth of the time in a `BRANCH` block
+(`random_branch` -> `compare_result`), one of the recent compares in `Emitter.cmps`, which
+is where these shapes put theirs. So `e_exec_cmp` acts only in blocks whose terminator
+can test it (`BRANCH`, `GUARD`: read from the program builder by `_here`); in any other
+block its pick goes to the rest of the table, as if the shape had no weight there.
 
-- a fresh value `a` read only by the compare (it is taken out of the pools), so it dies
-  there and the allocator may hand its register to a value defined after the compare: the
-  compare's source redefined between (the review's "needs a copy" case);
-- 1 to 4 instructions after the compare defining values of the source's size, of half it
-  (a 16-bit value landing in one half of a 32-bit source) or of twice it (a 64-bit value
-  containing it), and sometimes one reading the compare's result (a read between);
-- the compare offered as the newest boolean three times, so the block's branch, if the
-  block ends in one, likely tests it; the compare stays in the pools, so later
-  instructions, phis and exports may read it after the branch.
+- The tail (`_tail`): `t = icmp a, #k` with `a` a lane-varying value in 0..15 (the thread
+  id, masked) and `k` in 4..12, so `t` splits the wave; then one of: nothing (the plain
+  fusion: the at-compare variant leaves the fused branch mid-block); `a`'s last use, whose
+  result may take `a`'s register (RA hands out the lowest free register, and a dying
+  source's is free for the destination): the source redefined (check 3); `a` dying at `t`,
+  which takes one half of `a`'s register, and a 16-bit value that takes the other half, a
+  32-bit one over a 16-bit `a`'s half, a 64-bit one containing a 32-bit `a` (the
+  overlapping halves of check 3). The values written are far from 0..15, so a compare
+  reading them decides otherwise in most lanes. Usually a dead compare follows, nearest the
+  branch but writing another register (check 7's near miss; with `random_branch`'s `xor t,
+  #1` or guard's icmpsel between, it is the compare the nearest-compare variant finds
+  without reading the tested register). `t` is offered as the newest compare eight times
+  (`recent` picks among the newest four first) and taken out of the value pools, so it is
+  usually dead after the branch, as the pass requires; the tail is at most 3 instructions
+  after `t`, inside the pass's window of 5 when the block ends soon after.
+- The loop phi (`_phi`, half the time in a `BRANCH` block with phis, e.g. a do-while
+  header that starts an if): a data phi takes, on its edge from a finished predecessor
+  ending in a jump (the preheader), a compare of a uniform inserted at the end of that
+  predecessor, stops being loop-carried (the latch would read it and keep it live past the
+  branch) and is offered to the branch. RA coalesces the phi with the compare, so after
+  lower-cf (an empty preheader between, at the top level) the header's branch tests a
+  register last written by a compare in an earlier block and rewritten by the back edge:
+  the compare in another block the review warns of (check 6), which a walk across blocks
+  would fuse into a branch run on every iteration.
 
-Plugged in by `operations.emitter_pairs` through `exec_cmp_pairs`.
+Limits (see docs/seed-003.md): at most a ninth of the `BRANCH` blocks holding a tail test
+it, and only when few instructions follow it in the block; a compare more than 5
+instructions before its branch in the same block is fused correctly by the unbounded walk
+(the other checks still hold over the longer stretch), so only the rare loop-phi case
+tells the unbounded walk apart. Plugged in by `operations.emitter_pairs` through
+`exec_cmp_pairs`.
 """
 
 from __future__ import annotations
 
+from agxir.ir import Instruction, Operand
 from agxir.opcodes import OPCODES
+from fuzz.generate.cfg_shapes import BRANCH, GUARD
 from fuzz.generate.operations import immediate
 
 R = OPCODES
+COMPARE_SIZES = (16, 32)
+WEIGHT = 8
+ORDERED = ("ult", "ugt", "slt", "sgt")
 
 
-def _value_after(em, size: int):
-    """A new value of `size` (an iadd of a pool value and a small immediate)."""
-    return em.emit(R["iadd"], size, [em.value(size), immediate(1 + em.below(7))], {"shift": 0})
+def _far(em, size: int):
+    """A new value of `size` far from the small source: a mov_imm with a high bit set, so a
+    compare reading it where the source was decides otherwise in most lanes."""
+    value = (1 << (size - 1 - em.below(4))) | em.below(256)
+    return em.emit(R["mov_imm"], size, [], {"value": value})
 
 
-def e_exec_cmp(em):
-    """a = iadd x, #k; t = icmp a, b; 1-4 values after; t offered to the branch."""
+def _offer(em, t: Operand) -> None:
+    """`t` as the newest compare, eight times: `recent` picks among the newest four first."""
+    pool = em.pools[t.ref.size]
+    if t in pool:
+        pool.remove(t)  # read by the branch only, if it picks t: dead after it
+    em.cmps.extend([t] * 8)
+
+
+def _small(em, size: int):
+    """A fresh value of `size` in 0..15 that varies across lanes (the thread id, now and
+    then a pool value, masked), so a compare against a small constant splits the wave."""
+    if em.below(4):
+        x = em.tid() if size == 32 else em.emit(R["get_sr"], 16, [], {"sr": "thread_id"})
+    else:
+        x = em.value(size)
+    if em.f.bit_ops:
+        return em.emit(R["bitop"], size, [x, immediate(15)], {"tt": 0x8})
+    return em.emit(R["iadd"], size, [x, immediate(1 + em.below(7))], {"shift": 0})
+
+
+def _tail(em):
+    """t = icmp a, b, then one instruction that may land on a's register (or on a half of
+    it, or on a 64-bit register containing it), then a dead compare (see the module doc)."""
     below = em.below
-    sizes = [s for s in (32, 64, 16) if s in em.sizes]
-    size = sizes[below(len(sizes))] if below(3) == 0 else sizes[0]
-    a = _value_after(em, size)
-    em.pools[size].remove(a)  # read by the compare only: it dies there
-    other = em.value(size) if below(2) else immediate(below(16))
-    dest = 16 if 16 in em.sizes and below(3) == 0 else 32
+    kind = below(5)
+    sizes = em.sizes
+    size = 16 if kind == 3 and 16 in sizes else 32
+    a = _small(em, size)
+    em.pools[size].remove(a)  # read by the compare and its last use only
+    other = immediate(4 + below(9))  # splits 0..15 with every condition
+    dest = 16 if 16 in sizes and (kind == 2 or below(3) == 0) else 32
     row = R["icmp"]
-    srcs = [a, other] if below(4) else [other, a]
-    t = em.emit(row, dest, srcs, em.attrs(row, dest))
-    if below(4):
-        em.pools[dest].remove(t)  # read by the branch only, if it picks t: dead after it
-    for _ in range(1 + below(4)):
-        if below(5) == 0:
-            em.emit(R["iadd"], dest, [t, immediate(1)], {"shift": 0})  # a read between
-            continue
-        r = below(3)
-        wanted = size if r == 0 else (size // 2 if r == 1 else size * 2)
-        _value_after(em, wanted if wanted in em.sizes else size)
-    em.cmps.extend([t] * 6)
-    if below(3) == 0:  # a near miss: a dead compare nearer the branch than the one it tests
-        em.emit(row, dest, [em.value(size), immediate(below(16))], em.attrs(row, dest))
+    attrs = {"cond": ORDERED[below(len(ORDERED))] if below(6) else "ueq", "inv": below(2)}
+    t = em.emit(row, dest, [a, other] if below(4) else [other, a], attrs)
+    if kind == 1:  # a's last use, between: its result may take a's register
+        em.emit(R["iadd"], size, [a, immediate(16 + below(200))], {"shift": 0})
+    elif kind == 2 and 16 in sizes:  # a died at t (t took a half of it): the other half
+        _far(em, 16)
+    elif kind == 3 and 16 in sizes:  # a 16-bit a died at t: a 32-bit value over its half
+        _far(em, 32)
+    elif kind == 4 and 64 in sizes:  # a died at t: a 64-bit value may contain its register
+        _far(em, 64)
+    _offer(em, t)
+    if below(4):  # a near miss: a dead compare nearer the branch than the one it tests
+        near = [em.value(32), immediate(below(16))]
+        em.emit(row, dest, near, {"cond": ORDERED[below(len(ORDERED))], "inv": below(2)})
         em.pools[dest].pop()
     return t
 
 
+def _here(em):
+    """The block index being filled, when `em` is the program builder; else None."""
+    blocks = getattr(em, "blocks", None)
+    if blocks is None:
+        return None
+    for index, block in enumerate(blocks):
+        if block.instructions is em.ins:
+            return index
+    return None
+
+
+def _data_phis(em, b: int) -> list[int]:
+    """Indices in the builder's phi list of this block of the data phis (not a loop or
+    region counter: those bound the loops) of a compare's size, not read yet."""
+    entries = getattr(em, "phis", None)
+    if entries is None:
+        return []
+    from fuzz.generate.program import _CARRIED, _DATA  # the builder's own kinds
+
+    read = {src.ref for ins in em.ins for src in ins.srcs}
+    return [
+        i
+        for i, (phi, kind) in enumerate(entries[b])
+        if kind in (_DATA, _CARRIED) and phi.dest.size in COMPARE_SIZES and phi.dest not in read
+    ]
+
+
+def _phi(em, b: int):
+    """A data phi fed by a compare at the end of its finished, jumping predecessor."""
+    from fuzz.generate.program import _DATA
+
+    below = em.below
+    candidates = _data_phis(em, b)
+    if not candidates:
+        return None
+    i = candidates[below(len(candidates))]
+    phi = em.phis[b][i][0]
+    edges = [k for k, pred in enumerate(phi.blocks)
+             if pred.instructions and pred.instructions[-1].name == "jump"]  # fmt: skip
+    if not edges:
+        return None
+    k = edges[below(len(edges))]
+    # A uniform source, which nothing redefines: the fused branch would read the same value
+    # on every iteration, where the phi carries the latch's value from the second on.
+    scalars = em.scalars[32]
+    x = scalars[below(len(scalars))] if scalars else immediate(below(16))
+    y = immediate(1 + below(15))
+    value, _ = em.new_value(phi.dest.size)
+    attrs = {"cond": ORDERED[below(len(ORDERED))], "inv": below(2)}
+    pred = phi.blocks[k]
+    pred.instructions.insert(-1, Instruction(R["icmp"], value, [x, y], attrs, [], False))
+    phi.srcs[k] = Operand(value)
+    em.phis[b][i] = (phi, _DATA)  # not carried: the latch would read it, keeping it live
+    op = Operand(phi.dest)
+    _offer(em, op)
+    return op
+
+
+def e_exec_cmp(em):
+    """In a block ending in a two-way branch: the loop phi (half the time, in a block with
+    phis) or the tail. In any other block the pick goes to the rest of the table."""
+    b = _here(em)
+    if b is None:
+        return _tail(em)
+    role = em.shape.roles[b]
+    if role not in (BRANCH, GUARD):
+        for _ in range(4):
+            emitter = em.source.pick(em.table)
+            if emitter is not e_exec_cmp:
+                return emitter(em)
+        return em.e_compare()
+    if role == BRANCH and em.below(2):
+        op = _phi(em, b)
+        if op is not None:
+            return op
+    return _tail(em)
+
+
 def exec_cmp_pairs(f) -> list:
     """(emitter, weight) pairs for `operations.emitter_pairs`."""
-    return [(e_exec_cmp, 4 * f.compares * f.branch_fusion)]
+    return [(e_exec_cmp, WEIGHT * f.compares * f.branch_fusion)]
