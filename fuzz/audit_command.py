@@ -108,6 +108,7 @@ def _json(proofs, seconds: float, timeout_ms: int) -> dict:
             "queries": len(p.times_ms), "median_ms": round(p.median_ms, 3),
             "max_ms": round(p.max_ms, 3), "seconds": round(p.seconds, 3),
             "timeouts": p.timeouts, "error": p.error or None, "counterexample": None,
+            "cached": p.cached,
         }
         if p.counterexample is not None:
             c = p.counterexample
@@ -141,27 +142,39 @@ def run_audit(args) -> int:
         return run_nir_audit(args)
     if getattr(args, "lists", None) or getattr(args, "sizes", None):
         raise UsageError("agxfuzz audit: --lists and --sizes need --nir FILE")
-    from oracles.smt.rules import prove_rule
+    from oracles.smt.audit_pool import default_jobs, prove_rules
+    from oracles.smt.proof_cache import ProofCache, default_cache_dir
 
     timeout_ms = getattr(args, "timeout", None) or DEFAULT_TIMEOUT_MS
     if timeout_ms < 1:
         raise UsageError("agxfuzz audit: --timeout must be at least 1 ms")
+    jobs = getattr(args, "jobs", None) or default_jobs()
+    cache = None
+    if not getattr(args, "no_cache", False):
+        cache = ProofCache(getattr(args, "cache_dir", None) or default_cache_dir())
     tables = _tables(getattr(args, "audit_passes", None))
-    total = sum(len(rules) for rules in tables.values())
-    print(f"agxfuzz audit: {_plural(total, 'rule')} in {_plural(len(tables), 'pass', 'passes')}, "
-          f"z3 timeout {timeout_ms} ms per query", flush=True)
+    items = [(pass_name, rule) for pass_name, rules in tables.items() for rule in rules]
+    where = f"proof cache {cache.directory}" if cache is not None else "no proof cache"
+    print(f"agxfuzz audit: {_plural(len(items), 'rule')} in "
+          f"{_plural(len(tables), 'pass', 'passes')}, z3 timeout {timeout_ms} ms per query, "
+          f"{_plural(jobs, 'job')}, {where}", flush=True)
     print(_row(COLUMNS))
     start = time.perf_counter()
-    proofs = []
-    for pass_name, rules in tables.items():
-        for rule in rules:
-            proof = prove_rule(rule, timeout_ms, pass_name)
-            proofs.append(proof)
-            print(_row((pass_name, rule.name, proof.instances, proof.verdict,
-                        _ms(proof.median_ms), _ms(proof.max_ms))), flush=True)
+
+    def report(proof) -> None:
+        verdict = proof.verdict + (" (cached)" if proof.cached else "")
+        print(_row((proof.pass_name, proof.rule, proof.instances, verdict,
+                    _ms(proof.median_ms), _ms(proof.max_ms))), flush=True)
+
+    proofs = prove_rules(items, timeout_ms, jobs=jobs, cache=cache, report=report)
     seconds = time.perf_counter() - start
     _print_details(proofs)
     print(_summary(proofs, seconds, timeout_ms))
+    cached = sum(p.cached for p in proofs)
+    if cache is not None:
+        print(f"proof cache: {cached} of {_plural(len(proofs), 'rule')} taken from it "
+              f"(verified before, nothing they depend on changed), {len(proofs) - cached} "
+              "proved now; --no-cache proves all")
     if getattr(args, "json", None):
         try:
             with open(args.json, "w", encoding="utf-8") as handle:

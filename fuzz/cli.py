@@ -292,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="z3 timeout per query, in milliseconds (default 2000)")
     audit.add_argument("--pass", dest="audit_passes", action="append", metavar="NAME",
                        help="audit only this pass (repeatable; default: every pass with rules)")
+    audit.add_argument("--jobs", type=_positive, metavar="N",
+                       help="prove on N processes (default: every core)")
+    audit.add_argument("--no-cache", action="store_true",
+                       help="prove every rule, ignoring and not filling the proof cache")
+    audit.add_argument("--cache-dir", metavar="DIR",
+                       help="the proof cache (default: $XDG_CACHE_HOME/agxfuzz/proofs)")
     audit.add_argument("--nir", metavar="FILE", help="prove the rules of a Mesa nir_algebraic "
                        "rule file instead (Python: it is executed; see docs/nir-audit.md)")
     audit.add_argument("--lists", metavar="NAME,...", help="with --nir: only these rule lists")

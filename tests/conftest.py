@@ -7,6 +7,7 @@ more examples for a local soak.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -20,3 +21,10 @@ settings.register_profile(
 settings.register_profile("dev", deadline=None, print_blob=True)
 settings.register_profile("thorough", deadline=None, max_examples=2000, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_home(tmp_path_factory, monkeypatch):
+    """Commands that keep a cache (the audit's proof cache) keep it per test, never in the
+    user's home: a test must not be answered by an earlier run's cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))

@@ -99,6 +99,8 @@ class RuleProof:
     timeouts: list[str] = field(default_factory=list)
     error: str = ""
     seconds: float = 0.0
+    opcodes: set[str] = field(default_factory=set)  # the opcodes of the instances proved
+    cached: bool = False  # taken from the proof cache (oracles.smt.proof_cache), not proved now
 
     @property
     def median_ms(self) -> float:
@@ -506,6 +508,7 @@ def prove_rule(rule: Rule, timeout_ms: int = DEFAULT_TIMEOUT_MS, pass_name: str 
     try:
         for inst in instances(rule, ProofEvaluator()):
             proof.instances += 1
+            proof.opcodes.update(ins.name for ins in inst.source + inst.target)
             checked = _check(inst, timeout_ms)
             proof.times_ms.append(checked.ms)
             if checked.verdict == "timeout":

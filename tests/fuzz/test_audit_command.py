@@ -14,8 +14,10 @@ from fuzz.audit_command import run_audit
 from fuzz.cli import UsageError
 
 
-def audit(passes=None, json_path=None, timeout=2000) -> int:
-    return run_audit(argparse.Namespace(audit_passes=passes, json=json_path, timeout=timeout))
+def audit(passes=None, json_path=None, timeout=2000, jobs=1, cache_dir=None) -> int:
+    return run_audit(argparse.Namespace(audit_passes=passes, json=json_path, timeout=timeout,
+                                        jobs=jobs, cache_dir=cache_dir,
+                                        no_cache=cache_dir is None))
 
 
 def test_a_verified_pass(capsys, tmp_path):
@@ -23,7 +25,8 @@ def test_a_verified_pass(capsys, tmp_path):
     assert audit(["branch-cmp"], str(path)) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0] == "agxfuzz audit: 2 rules in 1 pass, z3 timeout 2000 ms per query"
+    assert lines[0] == ("agxfuzz audit: 2 rules in 1 pass, z3 timeout 2000 ms per query, 1 job, "
+                        "no proof cache")
     assert lines[1].split() == ["pass", "rule", "instances", "verdict", "median", "ms", "max", "ms"]
     assert lines[2].split()[:2] == ["branch-cmp", "icmp"] and lines[2].split()[3] == "verified"
     assert lines[3].split()[:2] == ["branch-cmp", "fcmp"] and lines[3].split()[3] == "verified"
