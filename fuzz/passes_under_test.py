@@ -47,9 +47,9 @@ def registered(name: str) -> PassUnderTest:
 def machine_prefix(name: str) -> list[str]:
     """A machine-level pass runs after the steps that bring an SSA program to its level:
     the machine pipeline up to and including it (just `name` for an SSA pass)."""
-    from agxir.machine.pipeline import MACHINE_PIPELINE, VREG_PIPELINE
+    from agxir.machine.pipeline import MACHINE_PIPELINES
 
-    for pipeline in (MACHINE_PIPELINE, VREG_PIPELINE):
+    for pipeline in MACHINE_PIPELINES:
         if name in pipeline:
             return list(pipeline[: pipeline.index(name) + 1])
     return [name]

@@ -27,7 +27,7 @@ def units_under_test(args) -> tuple[list, list[list]]:
         units = [python_pass(n) if ":" in n else registered(n) for n in names] + user
     except (UnknownPass, PassLoadError) as error:
         raise UsageError(f"agxfuzz: {error}") from None
-    from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE, VREG_PIPELINE
+    from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINES
     from fuzz.passes_under_test import machine_prefix
 
     by_name = {unit.name: unit for unit in units}
@@ -39,11 +39,11 @@ def units_under_test(args) -> tuple[list, list[list]]:
     if args.passes is None and not user:
         pipelines.append([registered(name) for name in DEFAULT_PIPELINE])
         pipelines.append([registered(name) for name in ADDRESS_PIPELINE])
-        # The machine level: Mesa's route (SSA-based RA) and the vreg route.
+        # The machine level: Mesa's route (SSA-based RA), the vreg route, and each
+        # register-level pass after the steps that bring a program to it.
         units += [registered(name) for name in MACHINE_PASSES]
         machine = {unit.name: unit for unit in units}
-        pipelines.append([machine[name] for name in MACHINE_PIPELINE])
-        pipelines.append([machine[name] for name in VREG_PIPELINE])
+        pipelines += [[machine[name] for name in pipeline] for pipeline in MACHINE_PIPELINES]
     elif len(units) > 1:
         pipelines.append(list(units))
     return units, pipelines

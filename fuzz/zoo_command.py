@@ -20,6 +20,13 @@ def _variants(args):
     from fuzz.zoo.machine_variants import MACHINE_VARIANTS
 
     variants += list(MACHINE_VARIANTS)
+    # The register-level passes of issue 9: each variant a campaign can reach (the
+    # hand-written-only ones are caught by their tests, see each module's docstring).
+    from fuzz.zoo.exec_cmp_variants import VARIANTS as EXEC_CMP_VARIANTS
+    from fuzz.zoo.reuse_variants import VARIANTS as REUSE_VARIANTS
+    from fuzz.zoo.schedule_variants import VARIANTS as SCHEDULE_VARIANTS
+
+    variants += [*EXEC_CMP_VARIANTS, *REUSE_VARIANTS, *SCHEDULE_VARIANTS]
     if args.only:
         wanted = [name.strip() for name in args.only.split(",") if name.strip()]
         known = {v.name: v for v in variants}

@@ -6,14 +6,23 @@ Filled explicitly here (no registration on import). Each pass is a `Pass` from
 
 from __future__ import annotations
 
-from agxir.machine import lower_cf, lower_copies, lower_phis, out_of_ssa, regalloc, vreg_alloc
+from agxir.machine import (
+    fuse_exec_cmp,
+    lower_cf,
+    lower_copies,
+    lower_phis,
+    out_of_ssa,
+    regalloc,
+    reuse_conversion,
+    vreg_alloc,
+)
 from agxir.passes.pass_ import Pass
 
 MACHINE_PASSES: dict[str, Pass] = {
     p.name: p
     for p in (
         lower_cf.PASS, regalloc.PASS, lower_phis.PASS, lower_copies.PASS,
-        out_of_ssa.PASS, vreg_alloc.PASS,
+        out_of_ssa.PASS, vreg_alloc.PASS, fuse_exec_cmp.PASS, reuse_conversion.PASS,
     )
 }
 
@@ -22,3 +31,15 @@ MACHINE_PASSES: dict[str, Pass] = {
 # passes.
 MACHINE_PIPELINE: tuple[str, ...] = ("lower-cf", "ra", "lower-phis", "lower-copies")
 VREG_PIPELINE: tuple[str, ...] = ("lower-cf", "out-of-ssa", "vreg-ra", "lower-copies")
+# The register-level passes under test, each where it acts: seed 003's compare fusion on
+# the allocated, copy-lowered program; seed 002's conversion reuse on virtual registers,
+# before the vreg allocator.
+EXEC_CMP_PIPELINE: tuple[str, ...] = (*MACHINE_PIPELINE, "fuse-exec-cmp")
+REUSE_PIPELINE: tuple[str, ...] = (
+    "lower-cf", "out-of-ssa", "reuse-conversion", "vreg-ra", "lower-copies",
+)
+# Every machine-level pipeline a default campaign runs; `machine_prefix` finds a pass in
+# the first that holds it.
+MACHINE_PIPELINES: tuple[tuple[str, ...], ...] = (
+    MACHINE_PIPELINE, VREG_PIPELINE, EXEC_CMP_PIPELINE, REUSE_PIPELINE,
+)

@@ -30,6 +30,7 @@ from agxir.passes import (
     fmov_rev,
     inline_imm,
     not_fusion,
+    pressure_schedule,
     shift_fuse,
 )
 from agxir.passes.pass_ import Pass
@@ -61,6 +62,7 @@ PASSES: dict[str, Pass] = {
         not_fusion.IF_NOT,
         ext_prop.PASS,
         shift_fuse.PASS,
+        pressure_schedule.PASS,
     )
 }
 

@@ -8,7 +8,8 @@ Modules: `choices` (ChoiceSource, Weighted), `features` (swarm flags), `cfg_shap
 shapes, dominators on integer graphs), `operations` (operands and per-opcode emitters),
 `addresses` (arrays, arrays of structs and the NIR-style address shapes; `address_heavy`),
 `address_shapes` (finding those shapes in a function), `optimizer_shapes` (what Mesa's
-optimizer rewrites), `program` (generate_program),
+optimizer rewrites), `exec_cmp_shapes`, `conversion_shapes` and `schedule_shapes` (what
+fuse-exec-cmp, reuse-conversion and pressure-schedule act on), `program` (generate_program),
 `inputs` (generate_inputs).
 
 `GENERATOR_VERSION` names the meaning of a choice stream: bump it whenever a builder
@@ -25,8 +26,9 @@ from fuzz.generate.operations import MAX_THREADS, OUTPUT_BYTES, SITES
 from fuzz.generate.program import generate_program
 
 # 2: the `address` group, address-heavy generation; 3: cmpsel near misses; 4: the optimizer
-# shapes (fuzz.generate.optimizer_shapes)
-GENERATOR_VERSION = 4
+# shapes (fuzz.generate.optimizer_shapes); 5: movs of immediates read through .neg, the
+# shapes of the register-level passes (exec_cmp_shapes, conversion_shapes, schedule_shapes)
+GENERATOR_VERSION = 5
 
 __all__ = [
     "ADDRESS_SHAPES",

@@ -364,7 +364,8 @@ class Emitter:
 
     def e_mov_chain(self):
         """`mov` (bitop x, #0 tt=0xa) chains: of a value, of a uniform, narrow-to-wide with
-        .abs; a mov of a buffer uniform becomes a load base."""
+        .abs, of an immediate (then read through .neg: Mesa 3a87d2cf); a mov of a buffer
+        uniform becomes a load base."""
         below = self.below
         sizes = self.sizes
         size = self.any_size()
@@ -386,11 +387,17 @@ class Emitter:
                 src = self.recent(pool)
                 if self.use_mods and below(4):
                     src = Operand(src.ref, True, False)
+        elif r == 3 and self.use_imm and below(2):
+            src = self.imm8()  # a mov of an immediate: copyprop may inline it, never through .neg
         if src is None:
             src = self.value(size)
+        of_immediate = src.is_immediate
         for _ in range(1 + below(3)):
             tt = 0x5 if below(8) == 7 else 0xA  # now and then a `not`, for the not-fusion
             src = self.emit(R["bitop"], size, [src, IMM0], {"tt": tt})
+        if of_immediate and self.use_mods and below(2):
+            negated = Operand(src.ref, False, True)  # iadd's second source takes .neg
+            return self.emit(R["iadd"], size, [self.value(size), negated], self.attrs(R["iadd"], size))
         if self.f.floats and size != 64 and below(4) == 3:
             src = self.emit(R["fmov"], size, [src], {})  # fmov forward
         return self.consume(src) if below(3) else src
@@ -603,6 +610,10 @@ def emitter_pairs(features: Features) -> list:
         (E.e_get_sr, 1),
         (E.e_cmpsel_fusion, 4 * f.cmpsel_fusion), (E.e_mov_chain, 3 * f.mov_chains),
     ]  # fmt: skip
-    from fuzz.generate.optimizer_shapes import optimizer_pairs  # it builds on this module
+    # The shape modules build on this one, so they are imported here, not at the top.
+    from fuzz.generate.conversion_shapes import conversion_pairs
+    from fuzz.generate.exec_cmp_shapes import exec_cmp_pairs
+    from fuzz.generate.optimizer_shapes import optimizer_pairs
+    from fuzz.generate.schedule_shapes import schedule_pairs
 
-    return pairs + optimizer_pairs(f)
+    return pairs + optimizer_pairs(f) + exec_cmp_pairs(f) + conversion_pairs(f) + schedule_pairs(f)

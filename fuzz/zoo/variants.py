@@ -10,10 +10,16 @@ commands name.
 from __future__ import annotations
 
 from agxir.ir import Function, Instruction
+from agxir.opcodes.spec import INT
 from agxir.passes import branch_cmp, cmpsel, copyprop, dce
-from agxir.rewrite import Bind, Emit, Ins, Rule, Use, any_, apply_rules, defined_by, zero
+from agxir.rewrite import Bind, Emit, Ins, Rule, Use, any_, apply_rules, defined_by, slot_spec, zero
 from fuzz.passes_under_test import PassUnderTest
-from fuzz.zoo.analyses import BackEdgePhiSourcesDropped, PhiDestsLiveIn
+from fuzz.zoo.analyses import (
+    BackEdgePhiSourcesDropped,
+    DefinitionsStayLive,
+    KillFlagsDropped,
+    PhiDestsLiveIn,
+)
 from fuzz.zoo.optimizer_variants import OPTIMIZER_VARIANTS
 from fuzz.zoo.runner import Variant
 
@@ -135,7 +141,10 @@ _MOV_OF_ANYTHING = Ins("bitop", (any_("x", neg=False), zero()), {"tt": 0xA}, nam
 
 
 def _immediate_mov(b) -> bool:
-    return b["x"].is_immediate
+    """x is an immediate and the use's slot takes it (as inline-imm asks; only the neg is
+    wrong), so the variant makes a legal program that computes something else."""
+    spec = slot_spec(b.root, b.position)
+    return b["x"].is_immediate and spec is not None and spec.kind == INT and spec.imm is not None
 
 
 # Mesa 3a87d2cf: an immediate inlined into a source carrying .neg, the neg dropped.
@@ -206,5 +215,7 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("dce-ignores-phi-uses", "Mesa FsatWithPhi (backward pass missed phi uses)", "does not count phi sources as uses", _unit("dce_ignores_phi_uses")),
     Variant("liveness-phi-dests-live-in", "seed 004: the old liveness", "phi destinations live into their own block", liveness=PhiDestsLiveIn),
     Variant("liveness-back-edge-phi-sources", "issue 5", "phi sources on back edges dropped from the predecessor's live-out", liveness=BackEdgePhiSourcesDropped),
+    Variant("liveness-kill-flags-dropped", "issue 8", "only an instruction's first dying source keeps its kill flag", liveness=KillFlagsDropped),
+    Variant("liveness-defs-stay-live", "issue 8", "per-instruction live sets keep a value live above its definition", liveness=DefinitionsStayLive),
     *OPTIMIZER_VARIANTS,
 )  # fmt: skip

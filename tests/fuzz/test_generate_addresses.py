@@ -296,6 +296,8 @@ def promote_plain_math(fn):
                     u = defs.get(wide.ref) if isinstance(wide.ref, Value) else None
                     if u is None or u.name not in ("u2u64", "i2i64") or base.abs or base.neg:
                         continue
+                    if getattr(base.ref, "size", None) != 64:
+                        continue  # a 64-bit iadd may read a narrower value; ulea's base may not
                     found = _mul_by_constant(u.srcs[0], defs)
                     offset = 0
                     add = defs.get(u.srcs[0].ref) if isinstance(u.srcs[0].ref, Value) else None

@@ -202,7 +202,7 @@ def test_a_wrong_register_map_on_an_edge_is_caught_by_the_checker():
 def test_generated_programs_at_tight_bounds_pass_every_oracle(slack):
     config = CampaignConfig(seed=21, pipelines=[])
     checked = copies = 0
-    for index in range(30):
+    for index in range(40):
         fn, inputs = build_case(21, index, config)
         if structurable(fn):
             continue
