@@ -55,6 +55,7 @@ R = OPCODES
 COMPARE_SIZES = (16, 32)
 WEIGHT = 8
 ORDERED = ("ult", "ugt", "slt", "sgt")
+PENDING_TAIL = "tail"  # `Emitter.exec_pending` when the tail is still to be emitted
 
 
 def _far(em, size: int):
@@ -64,12 +65,16 @@ def _far(em, size: int):
     return em.emit(R["mov_imm"], size, [], {"value": value})
 
 
-def _offer(em, t: Operand) -> None:
-    """`t` as the newest compare, eight times: `recent` picks among the newest four first."""
+def _offer(em, t: Operand, pending: bool) -> None:
+    """Takes `t` out of its value pool (read by the branch only: dead after it). Pending,
+    the block's branch tests it; otherwise (a second pick in the block, or outside the
+    program builder) it is offered as the newest compare eight times (`recent` picks among
+    the newest four first)."""
     pool = em.pools[t.ref.size]
     if t in pool:
-        pool.remove(t)  # read by the branch only, if it picks t: dead after it
-    em.cmps.extend([t] * 8)
+        pool.remove(t)
+    if not pending:
+        em.cmps.extend([t] * 8)
 
 
 def _small(em, size: int):
@@ -84,7 +89,7 @@ def _small(em, size: int):
     return em.emit(R["iadd"], size, [x, immediate(1 + em.below(7))], {"shift": 0})
 
 
-def _tail(em):
+def _tail(em, pending: bool = False):
     """t = icmp a, b, then one instruction that may land on a's register (or on a half of
     it, or on a 64-bit register containing it), then a dead compare (see the module doc)."""
     below = em.below
@@ -106,7 +111,7 @@ def _tail(em):
         _far(em, 32)
     elif kind == 4 and 64 in sizes:  # a died at t: a 64-bit value may contain its register
         _far(em, 64)
-    _offer(em, t)
+    _offer(em, t, pending)
     if below(4):  # a near miss: a dead compare nearer the branch than the one it tests
         near = [em.value(32), immediate(below(16))]
         em.emit(row, dest, near, {"cond": ORDERED[below(len(ORDERED))], "inv": below(2)})
@@ -141,15 +146,24 @@ def _data_phis(em, b: int) -> list[int]:
     ]
 
 
-def _phi(em, b: int):
-    """A data phi fed by a compare at the end of its finished, jumping predecessor."""
-    from fuzz.generate.program import _DATA
+def loop_phi(em, b: int, phi: Instruction) -> None:
+    """At the start of a top-level do-while header that starts an if (the builder's
+    `exec_header`): `phi`, made for this, becomes the pending compare."""
+    i = next(i for i, (entry, _) in enumerate(em.phis[b]) if entry is phi)
+    em.exec_pending = _phi(em, b, i)
+
+
+def _phi(em, b: int, i: int | None = None):
+    """A data phi fed by a compare at the end of its finished, jumping predecessor; in a
+    loop header, the latch feeds it the inverse compare (`program._Program.loop_step`)."""
+    from fuzz.generate.program import _CARRIED, _DATA
 
     below = em.below
-    candidates = _data_phis(em, b)
-    if not candidates:
-        return None
-    i = candidates[below(len(candidates))]
+    if i is None:
+        candidates = _data_phis(em, b)
+        if not candidates:
+            return None
+        i = candidates[below(len(candidates))]
     phi = em.phis[b][i][0]
     edges = [k for k, pred in enumerate(phi.blocks)
              if pred.instructions and pred.instructions[-1].name == "jump"]  # fmt: skip
@@ -166,15 +180,26 @@ def _phi(em, b: int):
     pred = phi.blocks[k]
     pred.instructions.insert(-1, Instruction(R["icmp"], value, [x, y], attrs, [], False))
     phi.srcs[k] = Operand(value)
-    em.phis[b][i] = (phi, _DATA)  # not carried: the latch would read it, keeping it live
+    state = em.loop_at.get(b)
+    if state is not None and state.loop.header == b and state.loop.pre == em.preds[b][k]:
+        # Loop-carried, but never read by the latch (that would keep it live past the
+        # branch): the latch computes the inverse compare, so the phi alternates with each
+        # iteration where a compare fused from the preheader would not.
+        em.exec_phis[id(phi)] = ([x, y], attrs)
+        em.phis[b][i] = (phi, _CARRIED)
+    else:
+        em.phis[b][i] = (phi, _DATA)  # not carried: the latch would read it, keeping it live
     op = Operand(phi.dest)
-    _offer(em, op)
+    _offer(em, op, True)
     return op
 
 
 def e_exec_cmp(em):
-    """In a block ending in a two-way branch: the loop phi (half the time, in a block with
-    phis) or the tail. In any other block the pick goes to the rest of the table."""
+    """In a block ending in a two-way branch, the first pick makes the branch's compare
+    pending: the loop phi (half the time, in a block with phis), tested by the branch from
+    here, or the tail, emitted by `finish_block` just before the branch. A second pick in
+    the block is a tail in place (offered as a recent compare). In any other block the
+    pick goes to the rest of the table."""
     b = _here(em)
     if b is None:
         return _tail(em)
@@ -185,11 +210,25 @@ def e_exec_cmp(em):
             if emitter is not e_exec_cmp:
                 return emitter(em)
         return em.e_compare()
+    if em.exec_pending is not None:
+        return _tail(em)
     if role == BRANCH and em.below(2):
         op = _phi(em, b)
         if op is not None:
+            em.exec_pending = op
             return op
-    return _tail(em)
+    em.exec_pending = PENDING_TAIL
+    return None
+
+
+def finish_block(em) -> Operand | None:
+    """The program builder's per-block hook, just before the terminator: the compare the
+    branch is to test (the pending tail emitted here, so nothing but the tail lies between
+    it and the branch), or None."""
+    pending, em.exec_pending = em.exec_pending, None
+    if pending is PENDING_TAIL:
+        return _tail(em, pending=True)
+    return pending
 
 
 def exec_cmp_pairs(f) -> list:

@@ -30,6 +30,7 @@ from fuzz.generate.addresses import AddressEmitter, program_table
 from fuzz.generate.cfg_shapes import BRANCH, GUARD, JUMP, LATCH, STOP, TEST, Loop, dominators
 from fuzz.generate.cfg_shapes import generate_cfg as _generate_cfg
 from fuzz.generate.choices import ChoiceSource
+from fuzz.generate.exec_cmp_shapes import finish_block, loop_phi
 from fuzz.generate.features import Features
 from fuzz.generate.operations import IMM0, OUTPUT_BYTES, immediate, plans
 
@@ -126,6 +127,11 @@ class _Program(AddressEmitter):
         children: list[list[int]] = [[] for _ in range(n)]
         for b in order[1:]:
             children[idom[b]].append(b)
+        self.on_every_path = set()  # the blocks that dominate the stop block
+        b = shape.roles.index(STOP)
+        while b >= 0:
+            self.on_every_path.add(b)
+            b = idom[b]
         self.blocks = [Block(f"b{i}", []) for i in range(n)]
         self.pre_of = {loop.pre: _LoopState(loop) for loop in shape.loops}
         self.loop_at = {}  # header and latch -> state
@@ -136,6 +142,16 @@ class _Program(AddressEmitter):
         self.c_in: dict[int, Operand] = {}
         self.c_out: dict[int, Operand] = {}
         self.phi_next: dict[int, Operand] = {}
+        # exec_cmp_shapes: the compare a branch block's terminator is to test (set by a pick,
+        # emitted or returned by `finish_block`); loop phis fed by a preheader compare ->
+        # (sources, attrs) of the latch's inverse compare; side block -> (slot, value) of the
+        # export that makes taking it observable; slots those exports use.
+        self.exec_pending = None
+        self.exec_phis: dict[int, tuple[list[Operand], dict]] = {}
+        self.markers: dict[int, tuple[int, Operand]] = {}
+        self.marked_slots: set[int] = set()
+        self.marker_ins: set[int] = set()
+        self.exec_headers: dict[int, Instruction] = {}  # loop header -> its phi for the shape
         self.create_phis()
         # Each block keeps adding instructions while a "continue" choice says so (0 stops),
         # so deleting one instruction's choices removes just that instruction: good for
@@ -146,7 +162,21 @@ class _Program(AddressEmitter):
         self.p_continue = mean / (mean + 1)
         self.max_per_block = 2 * self.size
         self.walk(children)
+        self.keep_marker_slots()
         return Function(self.name, uniforms, self.blocks)
+
+    def keep_marker_slots(self) -> None:
+        """Moves every other export off the slots of `tested_branch`'s side exports, so that
+        no later export (in a loop latch, the epilogue) overwrites what they show. Only slot
+        numbers change, so the choice stream means the same."""
+        marked = self.marked_slots
+        free = [slot for slot in range(8) if slot not in marked]
+        if not marked or not free:
+            return
+        for block in self.blocks:
+            for ins in block.instructions:
+                if ins.name == "export" and ins.attrs["slot"] in marked and id(ins) not in self.marker_ins:
+                    ins.attrs = {**ins.attrs, "slot": free[ins.attrs["slot"] % len(free)]}
 
     def create_phis(self) -> None:
         below, f, shape = self.below, self.f, self.shape
@@ -161,6 +191,11 @@ class _Program(AddressEmitter):
                 state.size = 16 if 16 in self.sizes and below(4) == 3 else 32
                 state.phi = self.new_phi(state.size, incoming)
                 self.phis[b].append((state.phi, _COUNTER))
+                if self.exec_header(state):
+                    # First, so RA places it first: in the register of its preheader compare
+                    # (its web's), which a phi placed before it would take.
+                    phi = self.exec_headers[b] = self.new_phi(32, incoming)
+                    self.phis[b].insert(0, (phi, _CARRIED))
             region = shape.region_of[b]
             if region is not None and region.back_edges and b != region.blocks[0]:
                 self.phis[b].append((self.new_phi(32, incoming), _GUARD_COUNTER))
@@ -169,6 +204,15 @@ class _Program(AddressEmitter):
                 for _ in range(below(3) + (header and below(2))):
                     size = self.any_size()
                     self.phis[b].append((self.new_phi(size, incoming), kind))
+
+    def exec_header(self, state: _LoopState) -> bool:
+        """A top-level do-while whose header starts an if: where exec_cmp_shapes' loop phi
+        tells the unbounded walk apart (only there does the walk reach a compare of another
+        block without crossing an exec row), so the header gets a phi for it. Top-level:
+        its preheader is on every path (dominates the stop block), so in no if or loop."""
+        loop, f = state.loop, self.f
+        return (loop.pre in self.on_every_path and not loop.top_tested
+                and self.shape.roles[loop.header] == BRANCH and f.branch_fusion and f.compares)  # fmt: skip
 
     def note_counter(self, state: _LoopState, op: Operand) -> None:
         """A 32-bit counter that starts at #0 or `u & 3` stays below 8 (bounds are at most
@@ -216,6 +260,14 @@ class _Program(AddressEmitter):
                 self.note_counter(self.loop_at[b], op)
         if counted and b not in self.c_in:
             self.c_in[b] = IMM0 if b == region.blocks[0] else self.c_out[self.preds[b][0]]
+        phi = self.exec_headers.get(b)
+        if phi is not None:
+            loop_phi(self, b, phi)
+        marker = self.markers.pop(b, None)
+        if marker is not None:
+            slot, value = marker
+            self.emit(R["export"], 0, [value], {"slot": slot})
+            self.marker_ins.add(id(self.ins[-1]))
         if b == 0 and (self.f.loads or self.f.stores) and self.below(4):
             self.tid()
         source = self.source
@@ -241,6 +293,7 @@ class _Program(AddressEmitter):
             self.epilogue()
         if counted:
             self.c_out[b] = self.c_in[b]
+        self.tested = finish_block(self) if self.exec_pending is not None else None
         self.terminator(b, role)
         self.fill_phis(b)
 
@@ -284,7 +337,8 @@ class _Program(AddressEmitter):
             masked = self.emit(R["bitop"], 32, [self.tid(), immediate(3)], {"tt": 0x8})
             state.bound = self.emit(R["iadd"], 32, [masked, immediate(1)], {"shift": 0})
         else:
-            state.bound = immediate(1 + below(6))
+            # exec_cmp_shapes' loop phi shows only from the second iteration on
+            state.bound = immediate(1 + below(6) + (state.loop.header in self.exec_headers))
         r = below(3)
         same = self.scalars[size]
         if r == 1 and same:
@@ -302,6 +356,12 @@ class _Program(AddressEmitter):
         srcs = [counter, one] if self.below(3) else [one, counter]
         state.next = self.emit(R["iadd"], state.size, srcs, {"shift": 0})
         for phi, kind in self.phis[state.loop.header]:
+            inverse = self.exec_phis.get(id(phi))
+            if inverse is not None:  # exec_cmp_shapes._phi: the preheader's compare, inverted
+                srcs, attrs = inverse
+                attrs = {**attrs, "inv": attrs["inv"] ^ 1}
+                self.phi_next[id(phi)] = self.emit(R["icmp"], phi.dest.size, srcs, attrs)
+                continue
             if kind != _CARRIED or not self.below(8):
                 continue
             size = phi.dest.size
@@ -345,8 +405,8 @@ class _Program(AddressEmitter):
         bound = self.region_bound[id(region)]
         back_first = targets[0] == back
         blocks = [self.blocks[t] for t in targets]
-        if self.below(3):
-            t = self.compare_result()
+        if self.tested is not None or self.below(3):
+            t = self.tested if self.tested is not None else self.compare_result()
             g = self.emit(R["icmpsel"], t.ref.size, [c_in, bound, t, IMM0], {"cond": "ult"})
             self.branch("if_icmp", [g, IMM0], {"cond": "ueq", "inv": int(back_first)}, blocks)
         else:
@@ -366,7 +426,10 @@ class _Program(AddressEmitter):
         elif role == STOP:
             self.ins.append(Instruction(_STOP, None, [], {}, [], False))
         elif role == BRANCH:
-            self.random_branch(blocks)
+            if self.tested is not None:
+                self.tested_branch(b, self.tested)
+            else:
+                self.random_branch(blocks)
         elif role == LATCH:
             state = self.loop_at[b]
             self.loop_test(state.next, state.bound, targets[0] == state.loop.header, blocks)
@@ -399,6 +462,33 @@ class _Program(AddressEmitter):
             if scalars:
                 srcs[below(2)] = scalars[below(len(scalars))]
         self.branch(row.name, srcs, self.attrs(row, 0), blocks)
+
+    def tested_branch(self, b: int, t: Operand) -> None:
+        """The branch on exec_cmp_shapes' pending compare `t`: `if_icmp t, #0 cond=ueq`, now
+        and then through `xor t, #1` (the branch then tests no compare: the nearest-compare
+        near miss). Each side with no other predecessor starts by exporting, to a slot of
+        its own, the loop counter (in a loop header) or the thread id, so which lanes take
+        which side (and, in a loop, in which iteration) is observable."""
+        below = self.below
+        state = self.loop_at.get(b)
+        if state is not None and state.loop.header == b:
+            value = Operand(state.phi.dest)
+        else:
+            value = self.tid()
+        if below(6) == 5:
+            t = self.emit(R["bitop"], t.ref.size, [t, immediate(1)], {"tt": 0x6})
+        targets = self.succs[b]
+        slot = below(8)
+        for target in targets:
+            if len(self.preds[target]) == 1:
+                for _ in range(8):  # a slot of its own, while there is one
+                    if slot not in self.marked_slots:
+                        break
+                    slot = (slot + 1) & 7
+                self.markers[target] = (slot, value)
+                self.marked_slots.add(slot)
+        blocks = [self.blocks[t] for t in targets]
+        self.branch("if_icmp", [t, IMM0], {"cond": "ueq", "inv": below(2)}, blocks)
 
     def plans_for(self, row):
         return plans(row, 0, self.sizes)
