@@ -4,12 +4,14 @@ register allocation, and its near misses: a compare, a few instructions, the bra
 Nothing is reordered on the way to machine code (lower-cf appends its exec rows at block
 boundaries, RA only inserts copies, none between a compare and a block's trailing branch),
 so what lies between a compare and the branch after RA is what the generator emitted after
-the compare in that block. A branch tests a fresh compare made just before it (nothing
-between: nothing for the pass's checks to see) or, a ninth of the time in a `BRANCH` block
-(`random_branch` -> `compare_result`), one of the recent compares in `Emitter.cmps`, which
-is where these shapes put theirs. So `e_exec_cmp` acts only in blocks whose terminator
-can test it (`BRANCH`, `GUARD`: read from the program builder by `_here`); in any other
-block its pick goes to the rest of the table, as if the shape had no weight there.
+the compare in that block. So `e_exec_cmp` acts only in blocks whose terminator can test
+its compare (`BRANCH`, `GUARD`: read from the program builder by `_here`); in any other
+block its pick goes to the rest of the table, as if the shape had no weight there. Its
+first pick in such a block makes the compare *pending* (`Emitter.exec_pending`): the
+builder's per-block hook `finish_block` emits the tail just before the terminator, and the
+terminator tests it (`program._Program.tested_branch`, guard's icmpsel), so later picks
+cannot push it out of the pass's window of 5. A second pick in the block is a tail in
+place, offered as a recent compare (the old behaviour: the branch may or may not test it).
 
 - The tail (`_tail`): `t = icmp a, #k` with `a` a lane-varying value in 0..15 (the thread
   id, masked) and `k` in 4..12, so `t` splits the wave; then one of: nothing (the plain
@@ -20,28 +22,27 @@ block its pick goes to the rest of the table, as if the shape had no weight ther
   32-bit one over a 16-bit `a`'s half, a 64-bit one containing a 32-bit `a` (the
   overlapping halves of check 3). The values written are far from 0..15, so a compare
   reading them decides otherwise in most lanes. Usually a dead compare follows, nearest the
-  branch but writing another register (check 7's near miss; with `random_branch`'s `xor t,
-  #1` or guard's icmpsel between, it is the compare the nearest-compare variant finds
-  without reading the tested register). `t` is offered as the newest compare eight times
-  (`recent` picks among the newest four first) and taken out of the value pools, so it is
-  usually dead after the branch, as the pass requires; the tail is at most 3 instructions
-  after `t`, inside the pass's window of 5 when the block ends soon after.
-- The loop phi (`_phi`, half the time in a `BRANCH` block with phis, e.g. a do-while
-  header that starts an if): a data phi takes, on its edge from a finished predecessor
-  ending in a jump (the preheader), a compare of a uniform inserted at the end of that
-  predecessor, stops being loop-carried (the latch would read it and keep it live past the
-  branch) and is offered to the branch. RA coalesces the phi with the compare, so after
-  lower-cf (an empty preheader between, at the top level) the header's branch tests a
-  register last written by a compare in an earlier block and rewritten by the back edge:
+  branch but writing another register (check 7's near miss; with the branch's `xor t, #1`
+  or guard's icmpsel between, it is the compare the nearest-compare variant finds without
+  reading the tested register). `t` is taken out of the value pools, so it is dead after
+  the branch, as the pass requires.
+- The loop phi (`_phi`): a data phi takes, on its edge from a finished predecessor ending
+  in a jump (the preheader), a compare of a uniform inserted at the end of that
+  predecessor, and is tested by the block's branch. In a top-level do-while header that
+  starts an if, the builder makes a phi for this (`exec_header`, `loop_phi`: first among
+  the header's phis, so RA gives it its web's register, the compare's) and the latch feeds
+  it the inverse compare, never reading it; elsewhere (half the time in a `BRANCH` block
+  with phis) a data phi stops being loop-carried. RA coalesces the phi with the compare, so
+  after lower-cf (an empty preheader between, at the top level) the header's branch tests
+  a register last written by a compare in an earlier block and rewritten by the back edge:
   the compare in another block the review warns of (check 6), which a walk across blocks
-  would fuse into a branch run on every iteration.
+  would fuse into a branch that then decides the same on every iteration, where the phi
+  alternates.
 
-Limits (see docs/seed-003.md): at most a ninth of the `BRANCH` blocks holding a tail test
-it, and only when few instructions follow it in the block; a compare more than 5
-instructions before its branch in the same block is fused correctly by the unbounded walk
-(the other checks still hold over the longer stretch), so only the rare loop-phi case
-tells the unbounded walk apart. Plugged in by `operations.emitter_pairs` through
-`exec_cmp_pairs`.
+A compare more than 5 instructions before its branch in the same block is fused correctly
+by the unbounded walk (the other checks still hold over the longer stretch), so only the
+loop phi tells the unbounded walk apart (see docs/seed-003.md). Plugged in by
+`operations.emitter_pairs` through `exec_cmp_pairs`.
 """
 
 from __future__ import annotations

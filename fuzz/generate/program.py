@@ -13,8 +13,12 @@ the header's counter phi is incremented by the latch and compared (`ult`) agains
 so every loop runs at most 9 times. An unstructured region threads a counter through phis;
 each back edge is taken only while that counter is below a bound of 1..4, so its cycles end
 too. Two-way branches compare generated values, often in the fusable form
-`if_icmp t, #0 cond=ueq` on an icmp/fcmp result. The stop block exports and stores a few of
-the values computed last, so that what the program computes is observable.
+`if_icmp t, #0 cond=ueq` on an icmp/fcmp result. A block's picks may leave a compare
+pending (`exec_cmp_shapes`): a per-block hook emits it just before the terminator, which
+tests it, and each side reached only from that branch starts with an export to a slot of
+its own (no other export writes it), so which lanes went where stays observable. The stop
+block exports and stores a few of the values computed last, so that what the program
+computes is observable.
 
 The builder is an `addresses.AddressEmitter`: with the `address` group on, some picks are
 array accesses through computed addresses (most of them with `address_heavy`, which also
@@ -173,10 +177,12 @@ class _Program(AddressEmitter):
         free = [slot for slot in range(8) if slot not in marked]
         if not marked or not free:
             return
+        markers = self.marker_ins
         for block in self.blocks:
             for ins in block.instructions:
-                if ins.name == "export" and ins.attrs["slot"] in marked and id(ins) not in self.marker_ins:
-                    ins.attrs = {**ins.attrs, "slot": free[ins.attrs["slot"] % len(free)]}
+                slot = ins.attrs.get("slot")
+                if ins.name == "export" and slot in marked and id(ins) not in markers:
+                    ins.attrs = {**ins.attrs, "slot": free[slot % len(free)]}
 
     def create_phis(self) -> None:
         below, f, shape = self.below, self.f, self.shape
