@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from agxir.ir import Function, clone_function
+from agxir.rewrite import counting_rule_hits
 from agxir.text import print_function
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.step_oracles import ORACLES, PROMOTING_PASSES, STEP_ORACLES, Step
@@ -63,6 +64,8 @@ class Stats:
     unstructurable: int = 0
     pass_runs: Counter = field(default_factory=Counter)
     pass_changes: Counter = field(default_factory=Counter)
+    # Rewrites by (pass, rule) in pass runs whose change the oracles then judged.
+    rule_hits: Counter = field(default_factory=Counter)
 
     def merge(self, other: Stats) -> None:
         self.programs += other.programs
@@ -72,6 +75,7 @@ class Stats:
         self.unstructurable += other.unstructurable
         self.pass_runs.update(other.pass_runs)
         self.pass_changes.update(other.pass_changes)
+        self.rule_hits.update(other.rule_hits)
 
 
 class PassTimedOut(Exception):
@@ -212,7 +216,7 @@ class Harness:
 
             work = clone_function(current)
             try:
-                with deadline(self.pass_timeout):
+                with deadline(self.pass_timeout), counting_rule_hits() as hits:
                     changed = step.run(work)
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
@@ -243,6 +247,8 @@ class Harness:
             if after == current_text:
                 return found("no-change", "reported a change but the function is unchanged")
             self.stats.pass_changes[step.name] += 1
+            for rule, count in hits.items():
+                self.stats.rule_hits[step.name, rule] += count
             verdict = self.step_verdict(
                 Step(step.name, current, current_text, work, after, fn, original)
             )

@@ -23,6 +23,8 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
         },
         "pass_runs": dict(stats.pass_runs),
         "pass_changes": {name: stats.pass_changes.get(name, 0) for name in units},
+        "rule_hits": {f"{pass_name}/{rule}": count
+                      for (pass_name, rule), count in sorted(stats.rule_hits.items())},
         "duplicate_findings": result.duplicates,
         # What a reader must know before trusting the counts: none of these is a green run.
         "interrupted": result.interrupted,

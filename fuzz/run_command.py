@@ -85,6 +85,7 @@ def _print_summary(result, units, seed: int) -> None:
         changed = stats.pass_changes.get(unit.name, 0)
         share = f"{100 * changed / runs:5.1f}%" if runs else "    -"
         print(f"  {unit.name:<24} {changed:>7} / {runs:<7} {share}")
+    _print_rule_hits(stats, units)
     print(f"findings: {len(result.findings)} ({result.duplicates} duplicates dropped)")
     for number, (finding, files) in enumerate(result.findings):
         more = result.more_like[number] if number < len(result.more_like) else 0
@@ -93,6 +94,29 @@ def _print_summary(result, units, seed: int) -> None:
         if files:
             print(f"    reproducer: {files.reproducer}")
             print(f"    replay: {files.command}")
+
+
+def _print_rule_hits(stats, units) -> None:
+    """Per registered rule-table pass under test: how often each rule fired per 1,000
+    programs, and the rules that never fired (a rule that silently stopped matching)."""
+    import textwrap
+
+    from agxir.passes import RULE_TABLES
+
+    tables = [(u.name, RULE_TABLES[u.name]) for u in units if u.name in RULE_TABLES]
+    if not tables or not stats.programs:
+        return
+    print("rule hits per 1,000 programs (rules that never fired after 'never:'):")
+    for name, rules in tables:
+        hits = {rule.name: stats.rule_hits.get((name, rule.name), 0) for rule in rules}
+        fired = sorted((n for n in hits if hits[n]), key=lambda n: -hits[n])
+        never = [n for n in hits if not hits[n]]
+        parts = [f"{n} {1000 * hits[n] / stats.programs:.1f}" for n in fired]
+        text = ", ".join(parts) + (("; " if parts else "") + "never: " + ", ".join(never) if never else "")
+        lines = textwrap.wrap(text, 68, break_on_hyphens=False, break_long_words=False) or [""]
+        print(f"  {name:<24}   {lines[0]}")
+        for line in lines[1:]:
+            print(f"  {'':<24}   {line}")
 
 
 def run_campaign_command(args) -> int:

@@ -16,6 +16,7 @@ from agxir.rewrite.matcher import (
     RuleError,
     apply_rules,
     build,
+    counting_rule_hits,
     match_at,
     matches,
     slot_spec,
@@ -40,7 +41,7 @@ from agxir.rewrite.pattern import (
 
 __all__ = [
     "CONCRETE", "CONCRETE_EVALUATOR", "Bind", "Bindings", "ConcreteMachine", "Emit", "Ins",
-    "Match", "Namer", "NewImm", "OneOf", "Opnd", "Rule", "RuleError", "Use", "any_", "apply_rules",
+    "Match", "Namer", "NewImm", "OneOf", "Opnd", "Rule", "RuleError", "Use", "any_", "apply_rules", "counting_rule_hits",
     "build", "defined_by", "imm", "match_at", "matches", "reg", "slot_spec", "uniform",
     "value", "zero",
 ]  # fmt: skip

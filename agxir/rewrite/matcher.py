@@ -14,7 +14,9 @@ produce z3 terms for the proof: there is no second copy of a rule's meaning.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -376,6 +378,23 @@ def _roots(fn: Function, order: str) -> list[tuple[Block, Instruction]]:
     raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
 
 
+# The rule-firing counters `counting_rule_hits` opened, innermost last: apply_rules counts
+# each rewrite it makes in the innermost (nothing is counted when none is open).
+_COUNTERS: list[Counter] = []
+
+
+@contextmanager
+def counting_rule_hits() -> Iterator[Counter]:
+    """Within the block, the returned Counter counts rewrites by rule name (the campaign
+    wraps each pass it runs in one, to report how often each rule fired)."""
+    hits: Counter = Counter()
+    _COUNTERS.append(hits)
+    try:
+        yield hits
+    finally:
+        _COUNTERS.pop()
+
+
 def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool = True) -> bool:
     """Rewrite `fn` in place with `rules`; True iff anything changed (when False, `fn` is
     untouched).
@@ -400,11 +419,13 @@ def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool
             if root.name not in by_opcode:  # most roots match no rule's root opcode
                 by_opcode[root.name] = _rules_for(rules, root.name)
             whole, focused = by_opcode[root.name]
-            site, built = _first_rewrite(root, whole, focused, defs, done, namer)
+            site, built, rule = _first_rewrite(root, whole, focused, defs, done, namer)
             if built is None:
                 break
             _splice(block, root, built, defs)
             changed = True
+            if _COUNTERS:
+                _COUNTERS[-1][rule.name] += 1
             if once_per_root:
                 done.add(site)
                 if site is None:
@@ -448,7 +469,7 @@ def _may_match(rule: Rule, root: Instruction, site: int | None, defs) -> bool:
     return definition is not None and (not wanted or definition.name in wanted)
 
 
-def _first_rewrite(root, whole, focused, defs, done, namer) -> tuple[Any, list | None]:
+def _first_rewrite(root, whole, focused, defs, done, namer) -> tuple[Any, list | None, Rule | None]:
     sites: list[tuple[int | None, list[Rule]]] = [(None, whole)] if whole else []
     if focused:
         sites += [(position, focused) for position in range(len(root.srcs))]
@@ -463,8 +484,8 @@ def _first_rewrite(root, whole, focused, defs, done, namer) -> tuple[Any, list |
                 continue
             built = build(rule, found, namer)
             if not _unchanged(root, built):
-                return site, built
-    return None, None
+                return site, built, rule
+    return None, None, None
 
 
 def matches(rule: Rule, root: Instruction, defs, evaluator=CONCRETE_EVALUATOR) -> Iterator[Match]:

@@ -67,9 +67,11 @@ def test_every_registered_pass_runs_and_a_seed_replays_the_run(tmp_path):
                          "--out", str(tmp_path / "f"), "--json-report", str(path))
         assert result.returncode == 0, result.stdout + result.stderr
         assert "programs checked: 24" in result.stdout
+        assert "rule hits per 1,000 programs" in result.stdout
         reports.append(json.loads(path.read_text()))
     first, second = reports
-    for key in ("programs", "input_sets", "skipped", "pass_runs", "pass_changes", "findings"):
+    for key in ("programs", "input_sets", "skipped", "pass_runs", "pass_changes", "rule_hits",
+                "findings"):
         assert first[key] == second[key]
     from agxir.machine.pipeline import MACHINE_PASSES
     from agxir.passes import PASSES
@@ -77,6 +79,9 @@ def test_every_registered_pass_runs_and_a_seed_replays_the_run(tmp_path):
     assert set(first["pass_changes"]) == set(PASSES) | set(MACHINE_PASSES)
     assert first["pass_changes"]["dce"] > 0 and first["pass_changes"]["cmpsel"] > 0
     assert first["pass_changes"]["ra"] > 0 and first["pass_changes"]["lower-copies"] > 0
+    # every change a rule-table pass made came from some rule, and is counted
+    assert sum(n for key, n in first["rule_hits"].items() if key.startswith("copyprop/")) >= (
+        first["pass_changes"]["copyprop"])
 
 
 def test_an_external_pass_command(tmp_path):

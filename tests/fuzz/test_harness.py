@@ -177,3 +177,24 @@ entry:
     assert finding.oracle == "tv"
     assert "u0=0xc9" in finding.message and "the interpreter confirms" in finding.message
     assert finding.input_set.scalars["u0"] == 201
+
+
+def test_rule_hits_are_counted_per_pass_and_rule():
+    fn = parse_function(SELECT)
+    harness = harness_for(fn)
+    assert harness.check(fn, [[registered("cmpsel")], [registered("dce")]]) == []
+    # cmpsel fuses `icmp inv=1` into the select at the branch-free icmpsel: one rewrite
+    assert harness.stats.rule_hits == {("cmpsel", "icmp-inv1-keep"): 1}
+
+
+def test_rule_hits_count_only_inside_the_counter():
+    from agxir.passes import get_pass
+    from agxir.rewrite import counting_rule_hits
+
+    fn = parse_function(SELECT)
+    get_pass("cmpsel").run(clone_function(fn))  # nothing open: nothing counted, no error
+    with counting_rule_hits() as outer:
+        with counting_rule_hits() as inner:
+            get_pass("cmpsel").run(clone_function(fn))
+        get_pass("branch-cmp").run(clone_function(fn))
+    assert sum(inner.values()) == 1 and sum(outer.values()) == 0
