@@ -316,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     zoo.add_argument("--out", default="zoo-findings", metavar="DIR",
                      help="where the reduced reproducers go (default: ./zoo-findings)")
     zoo.add_argument("--json", metavar="FILE", help="write the table as JSON")
+    zoo.add_argument("--default-cost", action="store_true",
+                     help="run the default campaign's pipelines beside each variant's, so a "
+                     "program costs what it does in `agxfuzz run` (detection at default settings)")
     zoo.add_argument("--junit", metavar="FILE", help="write JUnit XML (a case per variant)")
     zoo.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (a result per catch)")
     zoo.set_defaults(handler=cmd_zoo)

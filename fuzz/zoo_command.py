@@ -37,6 +37,16 @@ def _variants(args):
     return variants
 
 
+def _default_pipelines() -> list:
+    """The pipelines a default `agxfuzz run` checks every program with."""
+    import argparse
+
+    from fuzz.run_command import units_under_test
+
+    default = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
+    return units_under_test(default)[1]
+
+
 def run_zoo(args) -> int:
     from fuzz.campaign import default_jobs
     from fuzz.cli import VERSION
@@ -49,11 +59,15 @@ def run_zoo(args) -> int:
     out = Path(args.out)
     print(f"agxfuzz zoo: seed {seed}, {len(variants)} variants, up to {args.time_per_bug:g} s "
           f"each, {jobs} jobs", flush=True)
+    beside = _default_pipelines() if getattr(args, "default_cost", False) else []
+    if beside:
+        print(f"beside each variant: the default campaign's {len(beside)} pipelines")
     header = f"{'variant':<34} {'caught':<7} {'seconds':>8} {'programs':>9}  {'oracle':<11} {'reduced':>8}"
     print(header)
     outcomes = []
     for variant in variants:
-        outcome = run_variant(variant, seconds=args.time_per_bug, seed=seed, jobs=jobs, out=out)
+        outcome = run_variant(variant, seconds=args.time_per_bug, seed=seed, jobs=jobs, out=out,
+                              beside=beside)
         outcomes.append(outcome)
         if outcome.caught:
             print(f"{variant.name:<34} {'yes':<7} {outcome.seconds:>8.2f} {outcome.programs:>9}  "

@@ -57,10 +57,13 @@ class ZooOutcome:
     files: object = None
 
 
-def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: Path) -> ZooOutcome:
+def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: Path,
+                beside: list | None = None) -> ZooOutcome:
+    """`beside`: more pipelines every program also runs (right passes: they add the default
+    campaign's cost per program, and no finding of their own)."""
     from agxir.text import parse_function
 
-    pipelines = [variant.pipeline()]
+    pipelines = [variant.pipeline(), *(beside or [])]
     config = CampaignConfig(
         seed=seed,
         pipelines=pipelines,
@@ -76,6 +79,12 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
     if not result.findings:
         return ZooOutcome(variant, False, None, None, None, None, None, None)
     finding, files = result.findings[0]
+    wrong = pipelines[0][len(variant.before)].name if variant.make_pass else None
+    if beside and wrong is not None and finding.pass_name != wrong:
+        # A right pass failed first: a real bug, not this variant's catch.
+        return ZooOutcome(variant, False, None, None, finding.oracle, None,
+                          f"a right pipeline failed first: {finding.pass_name}: {finding.message}",
+                          str(files.reproducer) if files else None, finding, files)
     size = parse_function(finding.program).instruction_count()
     return ZooOutcome(
         variant,

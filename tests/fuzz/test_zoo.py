@@ -53,3 +53,21 @@ def test_unknown_variant_is_bad_usage():
     result = subprocess.run([sys.executable, "-m", "fuzz", "zoo", "--only", "nope"], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "unknown variant" in result.stderr
+
+
+def test_at_default_cost_a_variant_is_caught_beside_the_default_pipelines(tmp_path):
+    from fuzz.passes_under_test import python_pass, registered
+    from fuzz.zoo.runner import Variant, run_variant
+    from fuzz.zoo_command import _default_pipelines
+
+    beside = _default_pipelines()
+    assert len(beside) >= 20  # every registered pass alone, two SSA and four machine pipelines
+    variant = {v.name: v for v in VARIANTS}["cmpsel-blog-swap"]
+    outcome = run_variant(variant, seconds=60, seed=1, jobs=1, out=tmp_path, beside=beside)
+    assert outcome.caught and outcome.finding.pass_name == "blog-cmpsel"
+    # A failing pipeline beside it is a real bug, never counted as the variant's catch.
+    right = Variant("right-dce", "test", "the right dce", lambda: registered("dce"))
+    wrong = python_pass("examples/wrong_cmpsel.py:wrong_cmpsel")
+    outcome = run_variant(right, seconds=60, seed=1, jobs=1, out=tmp_path / "b", beside=[[wrong]])
+    assert not outcome.caught and outcome.finding.pass_name == "wrong_cmpsel:wrong_cmpsel"
+    assert outcome.message.startswith("a right pipeline failed first: wrong_cmpsel")
