@@ -80,7 +80,7 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
         return ZooOutcome(variant, False, None, None, None, None, None, None)
     finding, files = result.findings[0]
     wrong = pipelines[0][len(variant.before)].name if variant.make_pass else None
-    if beside and wrong is not None and finding.pass_name != wrong:
+    if beside and wrong is not None and wrong not in finding.pipeline:
         # A right pass failed first: a real bug, not this variant's catch.
         return ZooOutcome(variant, False, None, None, finding.oracle, None,
                           f"a right pipeline failed first: {finding.pass_name}: {finding.message}",
