@@ -84,7 +84,8 @@ class Misaligned(Exception):
 
 
 def _name(value) -> str:
-    return f"%{value.name}" if isinstance(value, Value) else value.name
+    # A vreg is named with its width: v7:16 (a narrow write) is not v7:32.
+    return f"%{value.name}" if isinstance(value, Value) else f"{value.name}:{value.size}"
 
 
 def _describe(pieces: frozenset[Piece]) -> str:
@@ -171,8 +172,8 @@ class _Checker:
                 if self.reporting:
                     holds = state.get(half, frozenset())
                     self.errors.append(RAError(
-                        block.name, format_instruction(ins), register.name, _name(value),
-                        _describe(holds),
+                        block.name, format_instruction(ins), register.name,
+                        _name(value) + (f"[{piece}]" if piece else ""), _describe(holds),
                     ))
                 return False
         return True

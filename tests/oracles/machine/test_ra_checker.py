@@ -245,7 +245,7 @@ b0:
     half = moved.replace("d4, r1 = parallel_copy d2, r6", "r4, r1 = parallel_copy r2, r6")
     (error,) = check_allocation(parse_function(WIDE_EXEC), parse_function(half))
     assert str(error) == (
-        "in b0, `export d4 slot=0`: d4 should hold %a but may hold nothing the program defined"
+        "in b0, `export d4 slot=0`: d4 should hold %a[2] but may hold nothing the program defined"
     )
     # The swap's other side holds the upper pieces of %a, not %b.
     swapped = moved.replace("export r3 slot=2", "export r1 slot=2")
