@@ -52,11 +52,13 @@ def main() -> int:
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     times: dict[str, list[float]] = {}
+    missed: dict[str, int] = {}
     for seed in seeds:
         for row in run_seed(seed, args)["variants"]:
             caught = row["caught"] and row["seconds"] is not None
             times.setdefault(row["name"], []).append(
                 row["seconds"] if caught else args.time_per_bug)
+            missed[row["name"]] = missed.get(row["name"], 0) + (not caught)
     load = os.getloadavg()[0]
     mode = "default campaign cost" if args.default_cost else "the zoo's own campaigns"
     print(f"zoo detection over seeds {args.seeds} ({mode}), up to {args.time_per_bug:g} s "
@@ -65,14 +67,17 @@ def main() -> int:
     over = 0
     for name, seconds in times.items():
         median, worst = statistics.median(seconds), max(seconds)
-        flag = "" if median <= 5 and worst <= 30 else "  <- over target"
+        flag = "" if median <= 5 and worst <= 30 and not missed[name] else "  <- over target"
+        if missed[name]:
+            flag += f" (not caught at {missed[name]} seed{'s' if missed[name] > 1 else ''})"
         over += bool(flag)
         per_seed = " ".join(f"{s:.2f}" for s in seconds)
         print(f"{name:<42} {median:>9.2f} {worst:>8.2f}  {per_seed}{flag}")
     medians = [statistics.median(s) for s in times.values()]
     print(f"{len(times)} variants: median of medians {statistics.median(medians):.2f} s, "
           f"worst median {max(medians):.2f} s, worst single {max(max(s) for s in times.values()):.2f} s; "
-          f"{over} over target (median > 5 s or worst > 30 s)")
+          f"{over} over target (median > 5 s, worst > 30 s, or not caught at some seed; "
+          f"a seed that did not catch it counts as {args.time_per_bug:g} s)")
     return 0
 
 
