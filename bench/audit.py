@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agxir.passes import RULE_TABLES  # noqa: E402
-from oracles.smt.audit_pool import default_jobs, prove_rules  # noqa: E402
+from fuzz.campaign import default_jobs  # noqa: E402
+from oracles.smt.audit_pool import prove_rules  # noqa: E402
 from oracles.smt.proof_cache import ProofCache  # noqa: E402
 from oracles.smt.rules import DEFAULT_TIMEOUT_MS  # noqa: E402
 

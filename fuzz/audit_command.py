@@ -142,7 +142,8 @@ def run_audit(args) -> int:
         return run_nir_audit(args)
     if getattr(args, "lists", None) or getattr(args, "sizes", None):
         raise UsageError("agxfuzz audit: --lists and --sizes need --nir FILE")
-    from oracles.smt.audit_pool import default_jobs, prove_rules
+    from fuzz.campaign import default_jobs
+    from oracles.smt.audit_pool import prove_rules
     from oracles.smt.proof_cache import ProofCache, default_cache_dir
 
     timeout_ms = getattr(args, "timeout", None) or DEFAULT_TIMEOUT_MS

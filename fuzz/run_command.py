@@ -111,8 +111,10 @@ def _print_rule_hits(stats, units) -> None:
         hits = {rule.name: stats.rule_hits.get((name, rule.name), 0) for rule in rules}
         fired = sorted((n for n in hits if hits[n]), key=lambda n: -hits[n])
         never = [n for n in hits if not hits[n]]
-        parts = [f"{n} {1000 * hits[n] / stats.programs:.1f}" for n in fired]
-        text = ", ".join(parts) + (("; " if parts else "") + "never: " + ", ".join(never) if never else "")
+        sections = [", ".join(f"{n} {1000 * hits[n] / stats.programs:.1f}" for n in fired)]
+        if never:
+            sections.append("never: " + ", ".join(never))
+        text = "; ".join(section for section in sections if section)
         lines = textwrap.wrap(text, 68, break_on_hyphens=False, break_long_words=False) or [""]
         print(f"  {name:<24}   {lines[0]}")
         for line in lines[1:]:

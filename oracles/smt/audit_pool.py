@@ -23,20 +23,10 @@ so a table can be printed in order while the rest is still being proved. With `j
 
 from __future__ import annotations
 
-import json
 import multiprocessing
-import os
 from collections.abc import Callable, Sequence
 
 _TASKS: list = []  # (pass name, rule, timeout), inherited by the forked workers
-TIMINGS = "rule-times.json"
-
-
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
 
 
 def _prove_task(number: int):
@@ -52,28 +42,6 @@ def _from_cache(pass_name: str, rule_name: str, entry: dict):
     return RuleProof(pass_name, rule_name, "verified", instances=int(entry["instances"]),
                      times_ms=[float(t) for t in entry["times_ms"]],
                      seconds=float(entry["seconds"]), cached=True)
-
-
-def _load_timings(cache) -> dict:
-    if cache is None:
-        return {}
-    try:
-        found = json.loads((cache.directory / TIMINGS).read_text(encoding="utf-8"))
-        return found if isinstance(found, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _save_timings(cache, timings: dict) -> None:
-    if cache is None:
-        return
-    try:
-        cache.directory.mkdir(parents=True, exist_ok=True)
-        temporary = cache.directory / f".{TIMINGS}.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps(timings), encoding="utf-8")
-        os.replace(temporary, cache.directory / TIMINGS)
-    except OSError:
-        pass
 
 
 def prove_rules(items: Sequence[tuple[str, object]], timeout_ms: int, *, jobs: int = 1,
@@ -93,28 +61,29 @@ def prove_rules(items: Sequence[tuple[str, object]], timeout_ms: int, *, jobs: i
             todo.append(position)
     shown = 0
 
-    def finished(position: int, proof) -> None:
+    def report_ready() -> None:  # every finished rule not yet reported, in order
         nonlocal shown
-        results[position] = proof
-        if cache is not None:
-            cache.put(keys[position], proof, proof.opcodes)
         while shown < len(results) and results[shown] is not None:
             if report is not None:
                 report(results[shown])
             shown += 1
 
-    while shown < len(results) and results[shown] is not None:  # leading cached rules
-        if report is not None:
-            report(results[shown])
-        shown += 1
+    def finished(position: int, proof) -> None:
+        results[position] = proof
+        if cache is not None:
+            cache.put(keys[position], proof, proof.opcodes)
+        report_ready()
+
+    report_ready()  # the leading cached rules
     if jobs <= 1 or len(todo) <= 1:
         for position in todo:
             pass_name, rule = items[position]
             finished(position, prove_rule(rule, timeout_ms, pass_name))
         return results
-    timings = _load_timings(cache)
+    timings = cache.timings() if cache is not None else {}
     _run_pool(items, todo, timeout_ms, jobs, timings, finished)
-    _save_timings(cache, timings)
+    if cache is not None:
+        cache.save_timings(timings)
     return results
 
 

@@ -152,11 +152,13 @@ def rule_key(pass_name: str, rule) -> str:
 
 
 class ProofCache:
-    """Verified proofs by `rule_key`, one JSON file each; `hits` counts what `get` served."""
+    """Verified proofs by `rule_key`, one JSON file each, and how long each rule took last
+    time it was proved (`timings`, which the pool uses to start the slowest first)."""
+
+    TIMINGS = "rule-times.json"
 
     def __init__(self, directory: Path | str):
         self.directory = Path(directory)
-        self.hits = 0
         self._semantics: dict[str, str] = {}
 
     def _semantics_hash(self, name: str) -> str:
@@ -164,12 +166,25 @@ class ProofCache:
             self._semantics[name] = semantics_hash(name)
         return self._semantics[name]
 
-    def get(self, key: str) -> dict | None:
-        """The stored proof, when its opcodes' semantics are unchanged; else None."""
+    def _read(self, name: str):
         try:
-            entry = json.loads((self.directory / f"{key}.json").read_text(encoding="utf-8"))
+            return json.loads((self.directory / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+
+    def _write(self, name: str, data) -> None:
+        """Atomically; a cache that cannot be written is not an error, it just stays cold."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            temporary = self.directory / f".{name}.{os.getpid()}.tmp"
+            temporary.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(temporary, self.directory / name)
+        except OSError:
+            pass
+
+    def get(self, key: str) -> dict | None:
+        """The stored proof, when its opcodes' semantics are unchanged; else None."""
+        entry = self._read(f"{key}.json")
         if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("verdict") != "verified":
             return None
         semantics = entry.get("semantics")
@@ -177,24 +192,23 @@ class ProofCache:
             return None
         if any(self._semantics_hash(name) != digest for name, digest in semantics.items()):
             return None
-        self.hits += 1
         return entry
 
     def put(self, key: str, proof, opcodes) -> None:
-        """Store a verified proof (anything else is ignored). A cache that cannot be written
-        is not an error: the proof simply is not cached."""
+        """Store a verified proof (anything else is ignored)."""
         if proof.verdict != "verified":
             return
-        entry = {
+        self._write(f"{key}.json", {
             "format": FORMAT, "pass": proof.pass_name, "rule": proof.rule, "verdict": proof.verdict,
             "instances": proof.instances, "times_ms": [round(t, 3) for t in proof.times_ms],
             "seconds": round(proof.seconds, 3),
             "semantics": {name: self._semantics_hash(name) for name in sorted(opcodes)},
-        }
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            temporary = self.directory / f".{key}.{os.getpid()}.tmp"
-            temporary.write_text(json.dumps(entry), encoding="utf-8")
-            os.replace(temporary, self.directory / f"{key}.json")
-        except OSError:
-            pass
+        })
+
+    def timings(self) -> dict:
+        """Seconds per "pass/rule" as last proved ({} when never)."""
+        found = self._read(self.TIMINGS)
+        return found if isinstance(found, dict) else {}
+
+    def save_timings(self, timings: dict) -> None:
+        self._write(self.TIMINGS, timings)
