@@ -11,161 +11,21 @@ import argparse
 import os
 import sys
 
-VERSION = "0.1.0"
+from fuzz import VERSION
+from fuzz.commands.errors import UserError
+from fuzz.commands.loaders import MAX_INTERPRETED_BUFFER
 
 
-class UserError(Exception):
-    """A problem with what the user gave us: reported in one line, exit status 1."""
+def _command(target: str):
+    """The handler `module:function`, imported only when its command runs."""
 
-    exit_status = 1
+    def handler(args) -> int:
+        from importlib import import_module
 
+        module, function = target.split(":")
+        return getattr(import_module(module), function)(args)
 
-class UsageError(UserError):
-    """A bad flag value argparse cannot see (an unknown pass, say): exit status 2."""
-
-    exit_status = 2
-
-
-class InternalError(UserError):
-    """A harness bug, not a verdict on the passes: exit status 3."""
-
-    exit_status = 3
-
-
-class InvalidProgram(UsageError):
-    """A file that does not parse or verify: bad input (exit 2) for the commands that judge
-    passes or run the program, where 1 means "fails"; `verify` and `fmt` exit 1, their
-    verdict."""
-
-
-def _read(path: str) -> str:
-    """The text of `path` (a UTF-8 byte-order mark is accepted). A file that cannot be read
-    is bad usage (exit 2), never a result: for `check` and `repro` exit 1 means "fails"."""
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            text = handle.read(MAX_TEXT + 1)  # /dev/zero must not eat the machine
-    except OSError as error:
-        raise UsageError(f"{path}: cannot read: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a UTF-8 text file") from None
-    if len(text) > MAX_TEXT:
-        raise UsageError(f"{path}: larger than {MAX_TEXT >> 20} MB: not a program or record")
-    return text
-
-
-MAX_TEXT = 64 << 20  # characters: far more than any program or finding record
-
-
-def load_function(path: str, *, verified: bool = True, interpreted: bool = True):
-    """Parse (and by default verify) the function in `path`, as a UserError on failure;
-    refuse (exit 2) buffers over --max-buffer when the command will interpret it."""
-    from agxir.text import ParseError, parse_function
-    from agxir.verifier import verify
-
-    try:
-        fn = parse_function(_read(path), filename=path)
-    except ParseError as error:
-        raise InvalidProgram(str(error)) from None
-    if verified:
-        errors = verify(fn)
-        if errors:
-            raise InvalidProgram("\n".join(f"{path}: {error}" for error in errors))
-    for uniform in fn.uniforms:
-        if interpreted and uniform.is_buffer and uniform.buffer_bytes > MAX_INTERPRETED_BUFFER:
-            raise UsageError(
-                f"{path}: buffer {uniform.name} of {uniform.buffer_bytes} bytes is over the "
-                f"interpreter's limit of {MAX_INTERPRETED_BUFFER >> 20} MB per buffer "
-                "(agxfuzz --max-buffer MB raises it)"
-            )
-    return fn
-
-
-# Every input set holds each buffer for every thread's view of memory: larger ones cost
-# seconds and gigabytes per run, so they are refused up front with a clear message.
-MAX_INTERPRETED_BUFFER = 64 << 20
-
-
-def cmd_fmt(args) -> int:
-    from agxir.text import print_function
-
-    try:
-        fn = load_function(args.file, verified=False, interpreted=False)
-    except InvalidProgram as error:
-        print(error, file=sys.stderr)
-        return 1
-    sys.stdout.write(print_function(fn))
-    return 0
-
-
-def cmd_verify(args) -> int:
-    try:
-        load_function(args.file, interpreted=False)
-    except InvalidProgram as error:  # the verdict, not bad usage
-        print(error, file=sys.stderr)
-        return 1
-    print(f"{args.file}: ok")
-    return 0
-
-
-def cmd_interp(args) -> int:
-    from fuzz.interp_command import run_interp
-
-    fn = load_function(args.file)
-    return run_interp(fn, args)
-
-
-def cmd_run(args) -> int:
-    from fuzz.run_command import run_campaign_command
-
-    return run_campaign_command(args)
-
-
-def cmd_check(args) -> int:
-    from fuzz.run_command import check_command
-
-    return check_command(args)
-
-
-def cmd_opt(args) -> int:
-    from fuzz.run_command import opt_command
-
-    return opt_command(args)
-
-
-def cmd_reduce(args) -> int:
-    from fuzz.reduce_command import run_reduce
-
-    return run_reduce(args)
-
-
-def cmd_repro(args) -> int:
-    from fuzz.run_command import repro_command
-
-    return repro_command(args)
-
-
-def cmd_audit(args) -> int:
-    from fuzz.audit_command import run_audit
-
-    return run_audit(args)
-
-
-def cmd_zoo(args) -> int:
-    from fuzz.zoo_command import run_zoo
-
-    return run_zoo(args)
-
-
-def cmd_tv(args) -> int:
-    from fuzz.tv_command import run_tv
-
-    return run_tv(args)
-
-
-def cmd_stats(args) -> int:
-    from fuzz.stats_command import run_stats
-
-    return run_stats(args)
+    return handler
 
 
 def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
@@ -196,11 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     fmt = commands.add_parser("fmt", help="print a .agx file in canonical form")
     fmt.add_argument("file")
-    fmt.set_defaults(handler=cmd_fmt)
+    fmt.set_defaults(handler=_command("fuzz.commands.fmt:run_fmt"))
 
     verify = commands.add_parser("verify", help="check a .agx file with the verifier")
     verify.add_argument("file")
-    verify.set_defaults(handler=cmd_verify)
+    verify.set_defaults(handler=_command("fuzz.commands.verify:run_verify"))
 
     interp = commands.add_parser("interp", help="run a .agx file in the interpreter oracle")
     interp.add_argument("file")
@@ -210,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     interp.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
     interp.add_argument("--fuel", type=_positive, default=None, help="instructions per thread")
     interp.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    interp.set_defaults(handler=cmd_interp)
+    interp.set_defaults(handler=_command("fuzz.commands.interp:run_interp"))
 
     run = commands.add_parser(
         "run", help="the fuzz campaign: random programs through every pass under every oracle"
@@ -235,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (one result per finding)")
-    run.set_defaults(handler=cmd_run)
+    run.set_defaults(handler=_command("fuzz.commands.run:run_campaign_command"))
 
     check = commands.add_parser(
         "check", help="run one .agx file through passes under every oracle"
@@ -249,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--out", metavar="DIR", help="write what fails as findings here")
     check.add_argument("--tv", action="store_true",
                        help="also prove each change with z3 when the function is loop-free")
-    check.set_defaults(handler=cmd_check)
+    check.set_defaults(handler=_command("fuzz.commands.check:check_command"))
 
     opt = commands.add_parser("opt", help="run passes on a .agx file and print the result")
     opt.add_argument("file")
@@ -258,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--stats", action="store_true",
                      help="print Mesa's stats line for the result (instrs, halfregs, threads, "
                      "copies) as a comment")
-    opt.set_defaults(handler=cmd_opt)
+    opt.set_defaults(handler=_command("fuzz.commands.opt:opt_command"))
 
     reduce_cmd = commands.add_parser(
         "reduce", help="shrink a failing .agx file to a small program that fails the same way"
@@ -276,13 +136,13 @@ def build_parser() -> argparse.ArgumentParser:
     reduce_cmd.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
     reduce_cmd.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
                             help="overall time budget; the smallest reproducer so far is kept")
-    reduce_cmd.set_defaults(handler=cmd_reduce)
+    reduce_cmd.set_defaults(handler=_command("fuzz.commands.reduce:run_reduce"))
 
     repro = commands.add_parser(
         "repro", help="replay a finding's JSON record and say whether it still fails"
     )
     repro.add_argument("finding", metavar="FINDING.json")
-    repro.set_defaults(handler=cmd_repro)
+    repro.set_defaults(handler=_command("fuzz.commands.repro:repro_command"))
 
     audit = commands.add_parser("audit", help="prove every rewrite rule of every pass with z3")
     audit.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -303,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--lists", metavar="NAME,...", help="with --nir: only these rule lists")
     audit.add_argument("--sizes", metavar="8,16,32,64",
                        help="with --nir: bit sizes for sizes the rules leave free")
-    audit.set_defaults(handler=cmd_audit)
+    audit.set_defaults(handler=_command("fuzz.commands.audit:run_audit"))
 
     zoo = commands.add_parser(
         "zoo", help="run a campaign against each wrong variant and show what caught it"
@@ -321,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "program costs what it does in `agxfuzz run` (detection at default settings)")
     zoo.add_argument("--junit", metavar="FILE", help="write JUnit XML (a case per variant)")
     zoo.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (a result per catch)")
-    zoo.set_defaults(handler=cmd_zoo)
+    zoo.set_defaults(handler=_command("fuzz.commands.zoo:run_zoo"))
 
     tv = commands.add_parser(
         "tv", help="translation validation: prove AFTER refines BEFORE (loop-free functions)"
@@ -332,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     tv.add_argument("--timeout", type=_positive, default=10000, metavar="MS",
                     help="z3 time limit in milliseconds (default 10000)")
     tv.add_argument("--json", action="store_true", help="print the result as JSON")
-    tv.set_defaults(handler=cmd_tv)
+    tv.set_defaults(handler=_command("fuzz.commands.tv:run_tv"))
 
     stats = commands.add_parser(
         "stats", help="shader-db style report of pipelines that differ in one pass, through RA"
@@ -347,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--out", default="agxfuzz-stats", metavar="OUTDIR",
                        help="report, JSON, CSV, PNG and programs/ (default: ./agxfuzz-stats)")
     stats.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
-    stats.set_defaults(handler=cmd_stats)
+    stats.set_defaults(handler=_command("fuzz.commands.stats:run_stats"))
     return parser
 
 
@@ -387,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    global MAX_INTERPRETED_BUFFER
-    MAX_INTERPRETED_BUFFER = args.max_buffer << 20
+    from fuzz.commands.loaders import set_max_interpreted_buffer
+
+    set_max_interpreted_buffer(args.max_buffer)
     try:
         return args.handler(args)
     except UserError as error:

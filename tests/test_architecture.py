@@ -1,6 +1,7 @@
 """The project's structural rules, checked over the source tree.
 
-Imports flow agxir -> oracles -> fuzz; z3 is imported only inside oracles/smt; modules stay
+Imports flow agxir -> oracles -> fuzz; z3 is imported only inside oracles/smt; no module but
+the entry point imports the command-line front fuzz.cli; modules stay
 near 600 lines and open with a docstring; docs/opcodes.md matches the opcode table.
 """
 
@@ -51,3 +52,12 @@ def test_opcode_reference_is_current():
     assert (ROOT / "docs" / "opcodes.md").read_text() == render(), (
         "regenerate with: python -m agxir.opcodes.reference > docs/opcodes.md"
     )
+
+
+def test_commands_never_import_the_command_line_front():
+    """The command-line front (fuzz.cli) imports the commands, lazily; a command that
+    imported it back would make the two one tangle again."""
+    commands = sorted((ROOT / "fuzz" / "commands").glob("*.py"))
+    assert len(commands) >= 12
+    for path in commands + [p for p in SOURCES if p.name != "cli.py" and p.name != "__main__.py"]:
+        assert "fuzz.cli" not in imported_modules(path), path

@@ -2,7 +2,7 @@
 
 `deltas` proposes smaller variants of a case (function, input sets, pipeline); `reducer`
 runs the delta passes to a fixed point, keeping only variants that verify and still fail
-the same way. `agxfuzz reduce` (fuzz.reduce_command) drives it from the command line.
+the same way. `agxfuzz reduce` (fuzz.commands.reduce) drives it from the command line.
 """
 
 from fuzz.reduce.deltas import DELTAS, Case, Delta, delta_named

@@ -3,5 +3,5 @@
 `comparisons` (the rows, as data), `metrics` (what one compiled program measures),
 `sharing` (many pipelines over one program without repeating shared work), `runner` (the
 corpus and the worker processes), `report` (helped/HURT, totals, bootstrap intervals, the
-table and CSV), `plot` (the PNG). The command itself is `fuzz.stats_command`.
+table and CSV), `plot` (the PNG). The command itself is `fuzz.commands.stats`.
 """

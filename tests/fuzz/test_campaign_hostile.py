@@ -167,16 +167,16 @@ def test_check_with_a_pass_that_exits_0_is_a_finding_not_green(tmp_path):
 
 def test_check_of_a_pass_that_defeats_its_deadline_is_a_timeout(monkeypatch):
     from agxir.text import parse_function
-    from fuzz import run_command
+    from fuzz.commands import isolation
     from fuzz.harness import Harness
     from oracles.inputs import random_input_sets
 
-    monkeypatch.setattr(run_command, "HANG_GRACE", 0.5)
+    monkeypatch.setattr(isolation, "HANG_GRACE", 0.5)
     fn = parse_function((ROOT / "tests" / "golden" / "diverging_branches.agx").read_text())
     harness = Harness(random_input_sets(fn, 4, 1, 1), pass_timeout=0.3)
     unit = _unit("_ignores_its_deadline", _ignores_its_deadline)
     started = time.monotonic()
-    [finding] = run_command.check_isolated(harness, fn, [[unit]])
+    [finding] = isolation.check_isolated(harness, fn, [[unit]])
     assert time.monotonic() - started < 20
     assert (finding.pass_name, finding.oracle) == ("_ignores_its_deadline", "timeout")
 

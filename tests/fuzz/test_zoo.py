@@ -56,9 +56,9 @@ def test_unknown_variant_is_bad_usage():
 
 
 def test_at_default_cost_a_variant_is_caught_beside_the_default_pipelines(tmp_path):
+    from fuzz.commands.zoo import _default_pipelines
     from fuzz.passes_under_test import python_pass, registered
     from fuzz.zoo.runner import Variant, run_variant
-    from fuzz.zoo_command import _default_pipelines
 
     beside = _default_pipelines()
     assert len(beside) >= 20  # every registered pass alone, two SSA and four machine pipelines

@@ -11,7 +11,7 @@ import json
 import agxir.passes
 from agxir.opcodes.table import OPCODES
 from agxir.rewrite import Emit, Ins, Rule, Use, imm, reg
-from fuzz.audit_command import run_audit
+from fuzz.commands.audit import run_audit
 from oracles.smt.audit_pool import prove_rules
 from oracles.smt.proof_cache import ProofCache, rule_key, semantics_hash
 
@@ -109,7 +109,7 @@ def test_proofs_on_a_pool_equal_the_serial_proofs():
 
 
 def test_a_counterexample_found_on_a_pool_comes_back_whole(monkeypatch):
-    from tests.fuzz.test_audit_command import WRONG
+    from tests.fuzz.commands.test_audit import WRONG
 
     proofs = prove_rules([("wrong-branch", WRONG), ("branch-cmp", agxir.passes.RULE_TABLES["branch-cmp"][0])],
                          2000, jobs=2)

@@ -28,7 +28,8 @@ DEFAULT_PROGRAMS = 2000
 def _read_dir(directory: str) -> list[tuple[str, str]]:
     from agxir.text import ParseError, parse_function
     from agxir.verifier import verify
-    from fuzz.cli import UsageError, _read
+    from fuzz.commands.errors import UsageError
+    from fuzz.commands.loaders import read_text
 
     root = Path(directory)
     if not root.is_dir():
@@ -38,7 +39,7 @@ def _read_dir(directory: str) -> list[tuple[str, str]]:
         raise UsageError(f"agxfuzz: --dir {directory}: no .agx files")
     out = []
     for path in files:
-        text = _read(str(path))
+        text = read_text(str(path))
         try:
             fn = parse_function(text, filename=str(path))
         except ParseError as error:
@@ -71,7 +72,7 @@ def _arrays(comparison, compiled):
 
 
 def run_stats(args) -> int:
-    from fuzz.cli import UsageError
+    from fuzz.commands.errors import UsageError
     from fuzz.stats.comparisons import UnknownComparison, select
     from fuzz.stats.metrics import METRICS
     from fuzz.stats.plot import plot_changes

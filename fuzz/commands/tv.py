@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import sys
 
-from fuzz.cli import UserError, load_function
+from fuzz.commands.errors import UserError
+from fuzz.commands.loaders import load_function
 
 EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_UNKNOWN = 0, 1, 3
 

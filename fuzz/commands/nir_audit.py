@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fuzz.cli import UsageError, UserError
+from fuzz.commands.errors import UsageError, UserError
 
 DEFAULT_TIMEOUT_MS = 2000
 VERDICT_ORDER = ("verified", "counterexample", "unsupported", "timeout", "error")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from fuzz import cli
+from fuzz.commands.reduce import _replay, default_out, run_reduce
 from fuzz.reduce.reducer import SameFailure
-from fuzz.reduce_command import _replay, default_out, run_reduce
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WRONG_CMPSEL = f"{ROOT / 'examples' / 'wrong_cmpsel.py'}:wrong_cmpsel"
 
 PROGRAM = """\

@@ -18,7 +18,7 @@ import json
 import sys
 import time
 
-from fuzz.cli import UsageError, UserError
+from fuzz.commands.errors import UsageError, UserError
 
 DEFAULT_TIMEOUT_MS = 2000
 COLUMNS = ("pass", "rule", "instances", "verdict", "median ms", "max ms")
@@ -137,7 +137,7 @@ def run_audit(args) -> int:
                 args, "sarif", None):
             raise UsageError("agxfuzz audit: --nir cannot be combined with --pass, --junit "
                              "or --sarif")
-        from fuzz.nir_audit_command import run_nir_audit
+        from fuzz.commands.nir_audit import run_nir_audit
 
         return run_nir_audit(args)
     if getattr(args, "lists", None) or getattr(args, "sizes", None):
@@ -228,7 +228,7 @@ def _write_junit(path: str, proofs) -> None:
 
 
 def _write_sarif(path: str, proofs) -> None:
-    from fuzz.cli import VERSION
+    from fuzz import VERSION
     from fuzz.reports import sarif_document, sarif_location, write_sarif_document
 
     results = []

@@ -6,37 +6,7 @@ import json
 import random
 import sys
 
-from fuzz.cli import UsageError
-
-
-def input_sets_for(fn, args):
-    from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
-
-    if args.inputs:
-        try:
-            with open(args.inputs, encoding="utf-8") as handle:
-                data = json.load(handle)
-            sets = [InputSet.from_json(item) for item in data]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            raise UsageError(f"{args.inputs}: not a list of input sets: {error}") from None
-        for input_set in sets:
-            try:
-                check_inputs(fn, input_set)
-            except InputError as error:
-                raise UsageError(f"{args.inputs}: {error}") from None
-        return sets
-    return random_input_sets(fn, args.threads, args.seed, args.sets)
-
-
-def seeded_input_sets(fn, args):
-    """The input sets of --inputs, or random ones from --seed (drawn if not given, and
-    printed so the run can be replayed)."""
-    if args.seed is None:
-        args.seed = random.SystemRandom().randrange(1 << 32)
-    sets = input_sets_for(fn, args)
-    if not args.inputs:
-        print(f"seed: {args.seed}")
-    return sets
+from fuzz.commands.loaders import input_sets_for, load_function
 
 
 def _outcome_json(outcome) -> dict:
@@ -70,9 +40,10 @@ def _print_text(outcomes, sets) -> None:
             print(f"  {name}: {head}{more}")
 
 
-def run_interp(fn, args) -> int:
+def run_interp(args) -> int:
     from oracles.interp import DEFAULT_FUEL, CompiledFunction
 
+    fn = load_function(args.file)
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 32)
     sets = input_sets_for(fn, args)

@@ -15,7 +15,7 @@ import shlex
 import time
 from pathlib import Path
 
-from fuzz.cli import UsageError, UserError
+from fuzz.commands.errors import UsageError, UserError
 
 
 def default_out(path: str) -> Path:
@@ -136,12 +136,11 @@ def _print_stats(reducer, seconds: float, calls: int) -> None:
 
 
 def run_reduce(args) -> int:
-    from fuzz.cli import load_function
+    from fuzz.commands.loaders import load_function, seeded_input_sets
+    from fuzz.commands.units import units_under_test
     from fuzz.harness import ORACLES
-    from fuzz.interp_command import seeded_input_sets
     from fuzz.reduce.deltas import Case
     from fuzz.reduce.reducer import Reducer, SameFailure, choose_failure, size_of
-    from fuzz.run_command import units_under_test
 
     if args.oracle is not None and args.oracle not in ORACLES:
         raise UsageError(

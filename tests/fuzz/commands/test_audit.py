@@ -1,4 +1,4 @@
-"""`agxfuzz audit` (fuzz.audit_command.run_audit), called as the CLI will call it: the table,
+"""`agxfuzz audit` (fuzz.commands.audit.run_audit), called as the CLI will call it: the table,
 the summary, JSON, and the exit status for verified rules, counterexamples and timeouts."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 import agxir.passes
 from agxir.rewrite import Bind, Emit, Ins, Rule, Use, any_, defined_by, imm, reg, zero
-from fuzz.audit_command import run_audit
-from fuzz.cli import UsageError
+from fuzz.commands.audit import run_audit
+from fuzz.commands.errors import UsageError
 
 
 def audit(passes=None, json_path=None, timeout=2000, jobs=1, cache_dir=None) -> int:

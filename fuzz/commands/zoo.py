@@ -7,7 +7,7 @@ import random
 import sys
 from pathlib import Path
 
-from fuzz.cli import UsageError
+from fuzz.commands.errors import UsageError
 
 
 def _variants(args):
@@ -41,15 +41,15 @@ def _default_pipelines() -> list:
     """The pipelines a default `agxfuzz run` checks every program with."""
     import argparse
 
-    from fuzz.run_command import units_under_test
+    from fuzz.commands.units import units_under_test
 
     default = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
     return units_under_test(default)[1]
 
 
 def run_zoo(args) -> int:
+    from fuzz import VERSION
     from fuzz.campaign import default_jobs
-    from fuzz.cli import VERSION
     from fuzz.reports import write_sarif
     from fuzz.zoo.runner import run_variant, summary
 

@@ -1,4 +1,4 @@
-"""`agxfuzz tv` (fuzz.tv_command.run_tv): output, JSON and exit statuses.
+"""`agxfuzz tv` (fuzz.commands.tv.run_tv): output, JSON and exit statuses.
 
 Most tests call `run_tv` with an argparse.Namespace; the last ones run `python -m fuzz tv`
 and are skipped until the subcommand is wired into fuzz/cli.py.
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.cli import UserError
-from fuzz.tv_command import run_tv
+from fuzz.commands.errors import UserError
+from fuzz.commands.tv import run_tv
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "golden"
 
 BEFORE = """func @inverted(u0:32, u1:32) {

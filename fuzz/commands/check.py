@@ -1,0 +1,35 @@
+"""`agxfuzz check`: every pass under test on one program, in a child process that a hang or
+a crash cannot take the command down with."""
+
+from __future__ import annotations
+
+from fuzz.commands.isolation import check_isolated
+from fuzz.commands.units import replay_flags, units_under_test
+
+
+def check_command(args) -> int:
+    from fuzz.commands.loaders import load_function, seeded_input_sets
+    from fuzz.findings import FindingStore
+    from fuzz.harness import Harness
+
+    fn = load_function(args.file)
+    units, pipelines = units_under_test(args)
+    sets = seeded_input_sets(fn, args)
+    harness = Harness(sets, tv_threads=max(s.threads for s in sets) if args.tv else 0)
+    # Passes named: in the order given. None named: the campaign's pipelines (machine
+    # passes after the steps that bring a program to their level, never after each other).
+    given = args.passes is not None or args.python_passes or args.pass_commands
+    findings = check_isolated(harness, fn, [units] if given else pipelines)
+    names = " -> ".join(unit.name for unit in units) or "(no passes)"
+    if not given:
+        names = f"{len(units)} passes in {len(pipelines)} pipelines"
+    if not findings:
+        print(f"{args.file}: {names}: every oracle agrees on {len(sets)} input sets")
+        return 0
+    for finding in findings:
+        print(f"{args.file}: {finding.pass_name}: {finding.oracle}: {finding.message}")
+    if args.out:
+        store = FindingStore(args.out, replay_flags(units))
+        for finding in findings:
+            print(f"  written: {store.write(finding).reproducer}")
+    return 1

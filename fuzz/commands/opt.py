@@ -1,0 +1,39 @@
+"""`agxfuzz opt`: named passes on one program, printed (with --stats, what they changed)."""
+
+from __future__ import annotations
+
+import sys
+
+from fuzz.commands.errors import UsageError, UserError
+
+
+def opt_command(args) -> int:
+    from agxir.passes import UnknownPass
+    from agxir.text import print_function
+    from agxir.verifier import verify
+    from fuzz.commands.loaders import load_function
+
+    fn = load_function(args.file, interpreted=False)
+    names = [n.strip() for n in args.passes.split(",") if n.strip()]
+    try:
+        from fuzz.passes_under_test import registered
+
+        steps = [registered(name) for name in names]
+        changes = [(step.name, step.run(fn)) for step in steps]
+    except UnknownPass as error:
+        raise UsageError(f"agxfuzz: {error}") from None
+    except Exception as error:  # the pass itself failed
+        raise UserError(f"{args.file}: a pass raised {type(error).__name__}: {error}") from None
+    for name, changed in changes:
+        print(f"; {name}: {'changed' if changed else 'no change'}")
+    if getattr(args, "stats", False):
+        from agxir.machine.stats import function_stats
+
+        print(f"; stats: {function_stats(fn).line()}")
+    sys.stdout.write(print_function(fn))
+    errors = verify(fn)
+    if errors:
+        raise UserError("\n".join(f"after {','.join(names)}: {e}" for e in errors))
+    return 0
+
+

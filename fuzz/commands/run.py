@@ -1,0 +1,128 @@
+"""`agxfuzz run`: a campaign over generated programs, its summary and its reports."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+from fuzz.commands.units import replay_flags, units_under_test
+
+
+def _print_summary(result, units, seed: int) -> None:
+    stats = result.stats
+    print(f"seed: {seed}")
+    print(
+        f"programs checked: {stats.programs} in {result.seconds:.1f} s "
+        f"({result.programs_per_second:.1f} programs/s)"
+    )
+    print(
+        f"input sets: {stats.input_sets}, skipped {stats.skipped_undefined} undefined, "
+        f"{stats.skipped_out_of_fuel} out of fuel"
+    )
+    if result.interrupted:
+        print("interrupted (Ctrl-C): the counts cover the programs checked before it")
+    if result.worker_deaths:
+        print(f"workers taken down by a pass: {result.worker_deaths} (each reported, each replaced)")
+    if result.hung_workers:
+        print(f"workers killed because a pass ran past its deadline: {result.hung_workers}")
+    for death in result.outside_deaths:
+        print(f"killed from outside the run: {death} (checked again by its replacement)")
+    if result.memory_limit_hits:
+        print(f"pass memory limit hit: {result.memory_limit_hits} times (--pass-memory)")
+    if stats.unstructurable:
+        print(f"machine pipeline: {stats.unstructurable} programs not structurable, not lowered")
+    print("pass changes (programs where the pass changed something / runs):")
+    for unit in units:
+        runs = stats.pass_runs.get(unit.name, 0)
+        changed = stats.pass_changes.get(unit.name, 0)
+        share = f"{100 * changed / runs:5.1f}%" if runs else "    -"
+        print(f"  {unit.name:<24} {changed:>7} / {runs:<7} {share}")
+    _print_rule_hits(stats, units)
+    print(f"findings: {len(result.findings)} ({result.duplicates} duplicates dropped)")
+    for number, (finding, files) in enumerate(result.findings):
+        more = result.more_like[number] if number < len(result.more_like) else 0
+        like = f" ({more} more like it)" if more else ""
+        print(f"  {finding.pass_name}: {finding.oracle}: {finding.message}{like}")
+        if files:
+            print(f"    reproducer: {files.reproducer}")
+            print(f"    replay: {files.command}")
+
+
+def _print_rule_hits(stats, units) -> None:
+    """Per registered rule-table pass under test: how often each rule fired per 1,000
+    programs, and the rules that never fired (a rule that silently stopped matching)."""
+    import textwrap
+
+    from agxir.passes import RULE_TABLES
+
+    tables = [(u.name, RULE_TABLES[u.name]) for u in units if u.name in RULE_TABLES]
+    if not tables or not stats.programs:
+        return
+    print("rule hits per 1,000 programs (rules that never fired after 'never:'):")
+    for name, rules in tables:
+        hits = {rule.name: stats.rule_hits.get((name, rule.name), 0) for rule in rules}
+        fired = sorted((n for n in hits if hits[n]), key=lambda n: -hits[n])
+        never = [n for n in hits if not hits[n]]
+        sections = [", ".join(f"{n} {1000 * hits[n] / stats.programs:.1f}" for n in fired)]
+        if never:
+            sections.append("never: " + ", ".join(never))
+        text = "; ".join(section for section in sections if section)
+        lines = textwrap.wrap(text, 68, break_on_hyphens=False, break_long_words=False) or [""]
+        print(f"  {name:<24}   {lines[0]}")
+        for line in lines[1:]:
+            print(f"  {'':<24}   {line}")
+
+
+def run_campaign_command(args) -> int:
+    from fuzz import VERSION
+    from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
+    from fuzz.findings import FindingStore
+    from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
+
+    units, pipelines = units_under_test(args)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
+    if args.examples is None and args.time is None:
+        args.time = 60.0
+    jobs = args.jobs or default_jobs()
+    print(f"agxfuzz run: seed {seed}, {jobs} jobs, "
+          + (f"{args.examples} programs" if args.examples else f"{args.time:g} s")
+          + f", {len(units)} passes under test, {len(pipelines)} pipelines", flush=True)
+    config = CampaignConfig(
+        seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
+        fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
+        pass_memory_mb=getattr(args, "pass_memory", 4096) or None,
+    )
+    store = FindingStore(args.out, replay_flags(units))
+    tty = sys.stdout.isatty()
+
+    def progress(stats, elapsed, findings):
+        rate = stats.programs / elapsed if elapsed else 0
+        line = f"[{elapsed:5.0f} s] {stats.programs} programs ({rate:.0f}/s), {findings} findings"
+        print(("\r" + line) if tty else line, end="" if tty else "\n", flush=True)
+
+    result = run_campaign(config, store, progress)
+    if tty:
+        print()
+    _print_summary(result, units, seed)
+    names = [unit.name for unit in units]
+    if args.json_report:
+        write_json_report(args.json_report, json_report(result, seed, names))
+    if args.junit:
+        write_junit(args.junit, result, names)
+    if args.sarif:
+        write_sarif(args.sarif, result.findings, VERSION)
+    if result.internal_error:
+        print(f"agxfuzz: internal error (a harness bug, please report): {result.internal_error}",
+              file=sys.stderr)
+        return 3
+    if result.findings:
+        return 1
+    if result.outside_deaths:  # not a pass's finding, but the run cannot vouch for itself
+        print(f"agxfuzz: {len(result.outside_deaths)} worker(s) killed from outside the run "
+              "(a user, the OOM killer?): not a green run", file=sys.stderr)
+        return 3
+    if result.interrupted:  # not every program of the budget was checked: not a green run
+        return 130
+    return 0
+
+

@@ -1,0 +1,18 @@
+"""`agxfuzz verify`: the verifier's verdict on a program (exit 1 when it is not valid)."""
+
+from __future__ import annotations
+
+import sys
+
+from fuzz.commands.errors import InvalidProgram
+from fuzz.commands.loaders import load_function
+
+
+def run_verify(args) -> int:
+    try:
+        load_function(args.file, interpreted=False)
+    except InvalidProgram as error:  # the verdict, not bad usage
+        print(error, file=sys.stderr)
+        return 1
+    print(f"{args.file}: ok")
+    return 0
