@@ -35,11 +35,13 @@ encoding is for loop-free code; the interpreter oracles still run on them).
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import z3
 
 from agxir.ir import Function, Instruction, clone_function
 from agxir.opcodes.effects import effective_address
-from agxir.text import format_instruction
+from agxir.text import format_instruction, print_function
 from oracles.memory_model import buffer_base
 from oracles.smt.function import EncodedFunction, encode_function, evaluate, is_loop_free
 from oracles.smt.function import thread_bound as _thread_bound
@@ -109,10 +111,8 @@ class _Prover:
         self.tid = z3.BitVec("thread_id", 32)
         self.scalars: dict[str, z3.BitVecRef] = {}
         memory = function_memory(before, name="initial_memory")
-        self.before = encode_function(before, thread_id=self.tid, memory=memory,
-                                      uniforms=_uniform_terms(before, self.scalars))
-        self.after = encode_function(after, thread_id=self.tid, memory=memory,
-                                     uniforms=_uniform_terms(after, self.scalars))
+        self.before_fn, self.before = _encoded(before, self.tid, memory, self.scalars)
+        self.after_fn, self.after = _encoded(after, self.tid, memory, self.scalars)
         self.assumptions = [z3.Not(self.before.undefined)]
         if threads is not None:
             self.assumptions.append(_thread_bound(self.tid, threads))
@@ -172,6 +172,32 @@ class _Prover:
                 f"({self.inputs(model)})")
 
 
+# Encodings by (program text, memory layout). A pipeline's steps chain (one step's AFTER is
+# the next one's BEFORE) and each address pass alone starts from the same program, so most
+# functions are encoded more than once per program; encoding was 3/4 of this oracle's time
+# (issue 10's profile). Every name the encoding uses (thread_id, initial_memory,
+# uniform.NAME) is fixed, so an equal text gives equal terms.
+_ENCODED: OrderedDict = OrderedDict()
+_ENCODED_LIMIT = 64
+
+
+def _encoded(fn: Function, tid, memory, scalars) -> tuple[Function, EncodedFunction]:
+    """A private clone of `fn` (the encoding keys values by object) and its encoding."""
+    key = (print_function(fn), memory.buffers)
+    hit = _ENCODED.get(key)
+    if hit is not None:
+        _ENCODED.move_to_end(key)
+        _uniform_terms(hit[0], scalars)  # the same named terms, for reading models back
+        return hit
+    clone = clone_function(fn)
+    hit = clone, encode_function(clone, thread_id=tid, memory=memory,
+                                 uniforms=_uniform_terms(clone, scalars))
+    _ENCODED[key] = hit
+    if len(_ENCODED) > _ENCODED_LIMIT:
+        _ENCODED.popitem(last=False)
+    return hit
+
+
 def _block(encoded: EncodedFunction, name: str):
     for block in encoded.path:
         if block.name == name:
@@ -187,10 +213,7 @@ def promotion_failures(before_fn: Function, after_fn: Function, *,
     is sound because BEFORE's accesses are defined only in bounds)."""
     if not (is_loop_free(before_fn) and is_loop_free(after_fn)):
         return []
-    # Encode clones: the encodings key values by object, and a caller may pass one function
-    # as both (or share values between the two).
-    before, after = clone_function(before_fn), clone_function(after_fn)
-    sites_b, sites_a = memory_accesses(before), memory_accesses(after)
+    sites_b, sites_a = memory_accesses(before_fn), memory_accesses(after_fn)
     if len(sites_b) != len(sites_a):
         return [f"{len(sites_b)} memory accesses before, {len(sites_a)} after: cannot match them"]
     failures = []
@@ -199,7 +222,10 @@ def promotion_failures(before_fn: Function, after_fn: Function, *,
             failures.append(f"access {k}: {_describe(ins_b)} before, {_describe(ins_a)} after")
     if failures:
         return failures
-    prover = _Prover(before, after, timeout_ms, threads)
+    # The prover encodes private clones (a caller may pass one function as both, or share
+    # values between the two): the sites are taken again from those clones.
+    prover = _Prover(before_fn, after_fn, timeout_ms, threads)
+    sites_b, sites_a = memory_accesses(prover.before_fn), memory_accesses(prover.after_fn)
     for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
         failure = prover.access(k, site_b, site_a)
         if failure:
