@@ -52,13 +52,15 @@ class FindingStore:
         self.directory = Path(directory)
         self.replay_flags = replay_flags
 
-    def write(self, finding: Finding, *, seed: int | None = None, index: int | None = None):
+    def write(self, finding: Finding, *, seed: int | None = None, index: int | None = None,
+              shard: str | None = None, flags: list[str] | None = None):
+        """Write the finding's files; `flags` replays its pipeline (default: replay_flags)."""
         digest = hashlib.sha256(finding.signature.encode()).hexdigest()[:10]
         stem = f"{_slug(finding.pass_name)}-{finding.oracle}-{digest}"
         reproducer = self.directory / f"{stem}.agx"
         inputs = self.directory / f"{stem}.inputs.json"
         record = self.directory / f"{stem}.json"
-        flags = list(self.replay_flags(finding))
+        flags = list(self.replay_flags(finding) if flags is None else flags)
         command = shlex.join(
             ["agxfuzz", "check", str(reproducer), *flags]
             + (["--inputs", str(inputs)] if finding.input_set else [])
@@ -84,9 +86,75 @@ class FindingStore:
             "flags": flags,
             "seed": seed,
             "program_index": index,
+            "shard": shard,
         }
         write_atomically(record, json.dumps(data, indent=1) + "\n")
         return FindingFiles(reproducer, inputs, record, command)
+
+    def identity(self) -> str:
+        """Who this directory is, as the owner of the claims a campaign writing here takes:
+        host and path, plus a random tag made once (`.agxfuzz-id`), so a restarted run knows
+        its own claims and two machines with the same path do not share them."""
+        path = self.directory / ".agxfuzz-id"
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            pass
+        import socket
+        import uuid
+
+        tag = f"{socket.gethostname()}:{self.directory.resolve()}#{uuid.uuid4().hex[:8]}"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".agxfuzz-id.")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(tag + "\n")
+            os.link(temporary, path)  # never seen half written; the first run's tag stands
+        except FileExistsError:
+            return path.read_text(encoding="utf-8").strip()
+        finally:
+            os.unlink(temporary)
+        return tag
+
+
+def finding_record(finding: Finding, *, seed, index, shard, flags) -> bytes:
+    """What a campaign database keeps of a finding: enough to write its files anywhere."""
+    return json.dumps({
+        "pass": finding.pass_name, "oracle": finding.oracle, "message": finding.message,
+        "signature": finding.signature, "pipeline": list(finding.pipeline),
+        "program": finding.program,
+        "input_set": finding.input_set.to_json() if finding.input_set else None,
+        "seed": seed, "program_index": index, "shard": shard, "flags": list(flags),
+    }, sort_keys=True).encode()
+
+
+def finding_from_record(record: bytes) -> tuple[Finding, dict]:
+    """The finding a record holds, and the record (seed, program_index, shard, flags)."""
+    from oracles.inputs import InputSet
+
+    data = json.loads(record)
+    input_set = InputSet.from_json(data["input_set"]) if data.get("input_set") else None
+    finding = Finding(data["pass"], data["oracle"], data["message"], tuple(data["pipeline"]),
+                      data["program"], input_set)
+    return finding, data
+
+
+def restore_unwritten(db, store: FindingStore) -> list[FindingFiles]:
+    """Write the findings `db` recorded whose files nobody wrote: those this directory
+    claimed (a run here was killed between claim and write) and those nobody claimed (killed
+    between record and claim: claimed now). Another machine's claim is left to it."""
+    restored = []
+    for signature, record in db.finding_records():
+        if db.written(signature):
+            continue
+        if db.claimant(signature) != db.owner and not db.claim(signature):
+            continue
+        finding, data = finding_from_record(record)
+        restored.append(store.write(finding, seed=data.get("seed"),
+                                    index=data.get("program_index"), shard=data.get("shard"),
+                                    flags=data.get("flags")))
+        db.mark_written(signature)
+    return restored
 
 
 def _slug(name: str) -> str:
