@@ -55,6 +55,17 @@ class CampaignConfig:
     # fails with MemoryError (a crash finding) instead of taking the machine down
     hang_grace: float = 20.0  # a pass still running this long after its deadline has
     # defeated it (ignored SIGALRM, stopped itself): its worker is killed, a timeout finding
+    shard: tuple[int, int] = (1, 1)  # (K, N): this run checks programs K-1, K-1+N, ...
+    db: object = None  # a fuzz.corpus.db.CampaignDB: findings claimed there before written
+
+    @property
+    def stride(self) -> int:
+        """Between one program of a worker and its next: the shard's J workers take turns
+        within the shard's slice, so the N shards' J workers each cover every program once."""
+        return self.jobs * self.shard[1]
+
+    def first_index(self, job: int) -> int:
+        return self.shard[0] - 1 + job * self.shard[1]
 
     @property
     def hang_seconds(self) -> float:
@@ -85,6 +96,10 @@ class CampaignResult:
     more_like: list = field(default_factory=list)  # per finding: later ones of that shape
     first_finding_seconds: float | None = None  # when the first finding arrived
     first_finding_program: int | None = None  # how many programs it took (index + 1)
+    elsewhere: list = field(default_factory=list)  # (Finding, claimant): found here too,
+    # but another machine (or run) sharing the database claimed and writes it
+    restored: list = field(default_factory=list)  # files written at start for findings the
+    # database recorded but a killed run never wrote
 
     @property
     def programs_per_second(self) -> float:
@@ -104,7 +119,7 @@ def build_case(seed: int, index: int, config: CampaignConfig):
 def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop,
           current=None, start: int | None = None, where=None, since=None) -> None:
     become_worker(config.pass_memory_mb)
-    index = job if start is None else start
+    index = config.first_index(job) if start is None else start
     pipelines = config.pipelines if where is None else stamped(config.pipelines, job, where, since)
     try:
         while config.examples is None or index < config.examples:
@@ -119,7 +134,7 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
                 messages.send(("finding", index, finding))
             # Per program, so a worker that dies has had every program it finished counted.
             messages.send(("stats", job, harness.stats))
-            index += config.jobs
+            index += config.stride
     except BaseException as error:  # a harness bug: report it with what replays it
         messages.send(("error", job, f"program {index}: {type(error).__name__}: {error}"))
     messages.send(("done", job, None))
@@ -201,6 +216,10 @@ def run_campaign(
         start(job)
     finished: set[int] = set()
     result = CampaignResult(Stats(), 0.0)
+    if config.db is not None and store is not None:
+        from fuzz.findings import restore_unwritten
+
+        result.restored = restore_unwritten(config.db, store)
     seen: set[str] = set()
     last_progress = time.monotonic()
     try:
@@ -241,7 +260,7 @@ def run_campaign(
                                     in_process=False)
                         if config.fail_fast:
                             stop.set()
-                        start(job, index + config.jobs)
+                        start(job, index + config.stride)
                     continue
                 _handle(kind, who, payload, result, store, seen, config, stop, finished, started)
             now = time.monotonic()
@@ -344,7 +363,16 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
         result.more_like[result.shapes[shape]] += 1
         result.duplicates += 1
         return
-    files = store.write(finding, seed=config.seed, index=index) if store else None
+    files = None
+    if store is not None:
+        from fuzz.findings import write_claimed
+
+        files = write_claimed(config.db, store, finding, seed=config.seed, index=index,
+                              shard="{}/{}".format(*config.shard))
+        if files is None:  # claimed by another machine sharing the database: its to write
+            result.duplicates += 1
+            result.elsewhere.append((finding, config.db.claimant(finding.signature)))
+            return
     result.shapes[shape] = len(result.findings)
     result.more_like.append(0)
     result.findings.append((finding, files))

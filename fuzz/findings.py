@@ -139,6 +139,26 @@ def finding_from_record(record: bytes) -> tuple[Finding, dict]:
     return finding, data
 
 
+def write_claimed(db, store: FindingStore, finding: Finding, *, seed, index, shard):
+    """Write a new finding's files unless another owner sharing `db` claimed it (then None).
+    In this order, so a process killed anywhere loses nothing: the record goes into the
+    database, then the claim is taken, then the files are written and marked written; a run
+    restarted on this directory writes what was recorded here but not written
+    (`restore_unwritten`). With no database, the files are simply written."""
+    if db is None:
+        return store.write(finding, seed=seed, index=index, shard=shard)
+    flags = list(store.replay_flags(finding))
+    signature = finding.signature
+    db.record_finding(signature, finding_record(finding, seed=seed, index=index, shard=shard,
+                                                flags=flags))
+    # A claim this directory holds already (an earlier run here found it): write it again.
+    if not db.claim(signature) and db.claimant(signature) != db.owner:
+        return None
+    files = store.write(finding, seed=seed, index=index, shard=shard, flags=flags)
+    db.mark_written(signature)
+    return files
+
+
 def restore_unwritten(db, store: FindingStore) -> list[FindingFiles]:
     """Write the findings `db` recorded whose files nobody wrote: those this directory
     claimed (a run here was killed between claim and write) and those nobody claimed (killed
