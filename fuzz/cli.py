@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (one result per finding)")
+    run.add_argument("--shard", metavar="K/N", help="check only shard K of N of the seed's "
+                     "programs (indices K-1, K-1+N, ...): N machines split one campaign")
+    run.add_argument("--db", metavar="SPEC", help="the campaign database: a directory or "
+                     "redis://HOST:PORT/N shared by every machine (default: OUT/.agxfuzz-db)")
     run.set_defaults(handler=_command("fuzz.commands.run:run_campaign_command"))
 
     check = commands.add_parser(
@@ -208,6 +212,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report, JSON, CSV, PNG and programs/ (default: ./agxfuzz-stats)")
     stats.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
     stats.set_defaults(handler=_command("fuzz.commands.stats:run_stats"))
+
+    corpus_cmd = commands.add_parser(
+        "corpus", help="list, export or import a campaign database's corpus; list its findings"
+    )
+    corpus_actions = corpus_cmd.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for action, text in (("list", "the entries, their versions and features"),
+                         ("export", "the entries as JSON lines"),
+                         ("import", "add entries from a JSON lines file"),
+                         ("findings", "what every machine sharing the database found")):
+        sub = corpus_actions.add_parser(action, help=text)
+        sub.add_argument("--db", required=True, metavar="SPEC",
+                         help="a directory or redis://HOST:PORT/N")
+        if action == "export":
+            sub.add_argument("-o", "--out", required=True, metavar="FILE",
+                             help="the JSON lines file to write ('-': standard output)")
+        if action == "import":
+            sub.add_argument("file", metavar="FILE", help="JSON lines, as export writes them")
+    corpus_cmd.set_defaults(handler=_command("fuzz.commands.corpus:run_corpus"))
     return parser
 
 
