@@ -70,7 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
     interp.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
     interp.add_argument("--fuel", type=_positive, default=None, help="instructions per thread")
     interp.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    interp.add_argument("--input", action="append", metavar="SPEC",
+                        help="an input set, e.g. 'threads=4 u0=3 u1=iota8' (buffers: zero, "
+                        "iota8/16/32, hex:BYTES); repeatable, instead of random sets")
+    interp.add_argument("--by-slot", action="store_true",
+                        help="print each export slot's values across the threads, one line "
+                        "per slot, instead of each thread's")
+    interp.add_argument("--memory", action="append", metavar="NAME[:OFFSET[:LENGTH]]",
+                        help="print these bytes of a buffer in full after each run (repeatable)")
     interp.set_defaults(handler=_command("fuzz.commands.interp:run_interp"))
+
+    liveness = commands.add_parser(
+        "liveness", help="print each block's live-in/live-out values and the maximum "
+        "pressure of an SSA .agx file; exit 1 if they differ from the reference"
+    )
+    liveness.add_argument("file")
+    liveness.set_defaults(handler=_command("fuzz.commands.liveness:run_liveness"))
 
     run = commands.add_parser(
         "run", help="the fuzz campaign: random programs through every pass under every oracle"
@@ -122,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--stats", action="store_true",
                      help="print Mesa's stats line for the result (instrs, halfregs, threads, "
                      "copies) as a comment")
+    opt.add_argument("--expect-unchanged", action="store_true",
+                     help="exit 1 if a pass reports a change or the program prints differently")
     opt.set_defaults(handler=_command("fuzz.commands.opt:opt_command"))
 
     reduce_cmd = commands.add_parser(

@@ -89,3 +89,75 @@ def seeded_input_sets(fn, args):
     if not args.inputs:
         print(f"seed: {args.seed}")
     return sets
+
+
+def parse_input_spec(fn, spec: str):
+    """One input set written inline, as `interp --input` and the golden files take it:
+    `threads=N name=value ...`, a scalar uniform's value an integer (0x... allowed), a
+    buffer's `zero`, `iota8`/`iota16`/`iota32` (0, 1, 2, ... in elements of that many bits)
+    or `hex:BYTES` (zero-padded to the buffer's size). Unnamed uniforms are 0 and unnamed
+    buffers hold zeros. A bad spec is a UsageError naming it."""
+    from oracles.inputs import InputError, InputSet, check_inputs
+
+    def bad(why: str) -> UsageError:
+        return UsageError(f"--input {spec!r}: {why}")
+
+    uniforms = {uniform.name: uniform for uniform in fn.uniforms}
+    fields: dict[str, str] = {}
+    for item in spec.split():
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise bad(f"expected name=value, found {item!r}")
+        if name in fields:
+            raise bad(f"{name} given twice")
+        fields[name] = value
+    if "threads" not in fields:
+        raise bad("threads=N is missing")
+    threads = _spec_int(fields.pop("threads"), bad)
+    scalars: dict[str, int] = {}
+    buffers: dict[str, bytes] = {}
+    for name, value in fields.items():
+        uniform = uniforms.get(name)
+        if uniform is None:
+            known = ", ".join(uniforms) or "none"
+            raise bad(f"{fn.name} has no uniform {name} (its uniforms: {known})")
+        if uniform.is_buffer:
+            try:
+                buffers[name] = buffer_contents(value, uniform.buffer_bytes)
+            except ValueError as error:
+                raise bad(f"{name}: {error}") from None
+        else:
+            scalars[name] = _spec_int(value, bad)
+    input_set = InputSet(threads, scalars, buffers)
+    try:
+        check_inputs(fn, input_set)
+    except InputError as error:
+        raise bad(str(error)) from None
+    return input_set
+
+
+def _spec_int(text: str, bad) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise bad(f"not an integer: {text!r}") from None
+
+
+def buffer_contents(spec: str, size: int) -> bytes:
+    """The `size` bytes a buffer spec (zero, iota8/16/32, hex:BYTES) stands for."""
+    if spec == "zero":
+        return bytes(size)
+    if spec in ("iota8", "iota16", "iota32"):
+        width = int(spec[4:]) // 8
+        mask = (1 << (8 * width)) - 1
+        data = b"".join((i & mask).to_bytes(width, "little") for i in range(size // width))
+        return data.ljust(size, b"\0")
+    if spec.startswith("hex:"):
+        try:
+            data = bytes.fromhex(spec[4:])
+        except ValueError:
+            raise ValueError(f"not hex bytes: {spec[4:]!r}") from None
+        if len(data) > size:
+            raise ValueError(f"{len(data)} bytes given, the buffer holds {size}")
+        return data.ljust(size, b"\0")
+    raise ValueError(f"expected zero, iota8, iota16, iota32 or hex:BYTES, found {spec!r}")

@@ -1,4 +1,8 @@
-"""`agxfuzz opt`: named passes on one program, printed (with --stats, what they changed)."""
+"""`agxfuzz opt`: named passes on one program, printed (with --stats, what they changed).
+
+Each pass's verdict is a comment line (`; NAME: changed` or `; NAME: no change`) before
+the program, so FileCheck can match it; --expect-unchanged makes a change a failure.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ def opt_command(args) -> int:
     from fuzz.commands.loaders import load_function
 
     fn = load_function(args.file, interpreted=False)
+    before = print_function(fn)
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
     try:
         from fuzz.passes_under_test import registered
@@ -30,10 +35,17 @@ def opt_command(args) -> int:
         from agxir.machine.stats import function_stats
 
         print(f"; stats: {function_stats(fn).line()}")
-    sys.stdout.write(print_function(fn))
+    after = print_function(fn)
+    sys.stdout.write(after)
     errors = verify(fn)
     if errors:
         raise UserError("\n".join(f"after {','.join(names)}: {e}" for e in errors))
+    if getattr(args, "expect_unchanged", False):
+        changed = [name for name, change in changes if change]
+        if changed:
+            raise UserError(f"{args.file}: --expect-unchanged, but {', '.join(changed)} "
+                            "reported a change")
+        if after != before:
+            raise UserError(f"{args.file}: --expect-unchanged: no pass reported a change, "
+                            "but the program printed differently after them")
     return 0
-
-
