@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import sys
 
+from fuzz.commands.errors import UsageError, UserError
 from fuzz.commands.units import replay_flags, units_under_test
 
 
@@ -38,6 +39,11 @@ def _print_summary(result, units, seed: int) -> None:
         share = f"{100 * changed / runs:5.1f}%" if runs else "    -"
         print(f"  {unit.name:<24} {changed:>7} / {runs:<7} {share}")
     _print_rule_hits(stats, units)
+    if result.restored:
+        print(f"written at start: {len(result.restored)} findings the database recorded but a "
+              "killed run never wrote")
+        for files in result.restored:
+            print(f"  reproducer: {files.reproducer}")
     print(f"findings: {len(result.findings)} ({result.duplicates} duplicates dropped)")
     for number, (finding, files) in enumerate(result.findings):
         more = result.more_like[number] if number < len(result.more_like) else 0
@@ -46,6 +52,11 @@ def _print_summary(result, units, seed: int) -> None:
         if files:
             print(f"    reproducer: {files.reproducer}")
             print(f"    replay: {files.command}")
+    if result.elsewhere:
+        print(f"found here, claimed and written by another run sharing the database: "
+              f"{len(result.elsewhere)}")
+        for finding, claimant in result.elsewhere:
+            print(f"  {finding.pass_name}: {finding.oracle}: {finding.message} (by {claimant})")
 
 
 def _print_rule_hits(stats, units) -> None:
@@ -73,6 +84,31 @@ def _print_rule_hits(stats, units) -> None:
             print(f"  {'':<24}   {line}")
 
 
+def _shard(text: str | None) -> tuple[int, int]:
+    """`--shard K/N` as (K, N), 1 <= K <= N."""
+    if text is None:
+        return (1, 1)
+    k, slash, n = text.partition("/")
+    if not (slash and k.strip().isdigit() and n.strip().isdigit()
+            and 1 <= int(k) <= int(n)):
+        raise UsageError(f"agxfuzz: --shard {text}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    return int(k), int(n)
+
+
+def _open_db(spec: str | None, store):
+    """The campaign database `--db` names (default: OUT/.agxfuzz-db), its claims held in
+    the name of the findings directory."""
+    from fuzz.corpus.db import DEFAULT_DB_NAME, DBError, open_db
+
+    try:
+        owner = store.identity()
+        return open_db(spec or str(store.directory / DEFAULT_DB_NAME), owner=owner)
+    except DBError as error:
+        raise UserError(f"agxfuzz: {error}") from None
+    except OSError as error:
+        raise UserError(f"agxfuzz: {store.directory}: {error.strerror}") from None
+
+
 def run_campaign_command(args) -> int:
     from fuzz import VERSION
     from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
@@ -84,15 +120,19 @@ def run_campaign_command(args) -> int:
     if args.examples is None and args.time is None:
         args.time = 60.0
     jobs = args.jobs or default_jobs()
+    shard = _shard(getattr(args, "shard", None))
+    store = FindingStore(args.out, replay_flags(units))
+    db = _open_db(getattr(args, "db", None), store)
     print(f"agxfuzz run: seed {seed}, {jobs} jobs, "
           + (f"{args.examples} programs" if args.examples else f"{args.time:g} s")
-          + f", {len(units)} passes under test, {len(pipelines)} pipelines", flush=True)
+          + f", {len(units)} passes under test, {len(pipelines)} pipelines"
+          + (f", shard {shard[0]}/{shard[1]}" if shard != (1, 1) else "")
+          + f", db {db.location}", flush=True)
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
         fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
-        pass_memory_mb=getattr(args, "pass_memory", 4096) or None,
+        pass_memory_mb=getattr(args, "pass_memory", 4096) or None, shard=shard, db=db,
     )
-    store = FindingStore(args.out, replay_flags(units))
     tty = sys.stdout.isatty()
 
     def progress(stats, elapsed, findings):
@@ -100,7 +140,10 @@ def run_campaign_command(args) -> int:
         line = f"[{elapsed:5.0f} s] {stats.programs} programs ({rate:.0f}/s), {findings} findings"
         print(("\r" + line) if tty else line, end="" if tty else "\n", flush=True)
 
-    result = run_campaign(config, store, progress)
+    try:
+        result = run_campaign(config, store, progress)
+    finally:
+        db.close()
     if tty:
         print()
     _print_summary(result, units, seed)
@@ -115,7 +158,7 @@ def run_campaign_command(args) -> int:
         print(f"agxfuzz: internal error (a harness bug, please report): {result.internal_error}",
               file=sys.stderr)
         return 3
-    if result.findings:
+    if result.findings or result.elsewhere:  # a bug another machine wrote is still a bug
         return 1
     if result.outside_deaths:  # not a pass's finding, but the run cannot vouch for itself
         print(f"agxfuzz: {len(result.outside_deaths)} worker(s) killed from outside the run "
