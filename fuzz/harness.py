@@ -6,6 +6,10 @@ applies to the step (verifier, liveness, RA checker, copy checker, refinement on
 or wave interpreter, tv, promotion). Refinement: input undefined, anything goes; input out
 of fuel, skipped and counted; otherwise the same memory and outputs. The first failure is a
 `Finding` naming the pass, the oracle, the input and the first difference.
+
+While it checks a program the harness also collects the program's features
+(`Harness.features`, see `fuzz.corpus.features`): which passes changed it, which rules fired
+or near-missed, which oracle paths ran. A guided campaign keeps programs that reach new ones.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass, field
 
 from agxir.ir import Function, clone_function
 from agxir.rewrite import counting_rule_hits
+from agxir.rewrite.matcher import recording_near_misses
+from fuzz.corpus import features as feature
 from agxir.text import print_function
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.step_oracles import ORACLES, PROMOTING_PASSES, STEP_ORACLES, Step
@@ -66,6 +72,13 @@ class Stats:
     pass_changes: Counter = field(default_factory=Counter)
     # Rewrites by (pass, rule) in pass runs whose change the oracles then judged.
     rule_hits: Counter = field(default_factory=Counter)
+    # A guided campaign's programs: drawn fresh from the seed, or mutants of corpus entries.
+    fresh_programs: int = 0
+    mutant_programs: int = 0
+    # Time checking programs, without and under coverage (one program in K is sampled).
+    plain_seconds: float = 0.0
+    coverage_programs: int = 0
+    coverage_seconds: float = 0.0
 
     def merge(self, other: Stats) -> None:
         self.programs += other.programs
@@ -76,6 +89,11 @@ class Stats:
         self.pass_runs.update(other.pass_runs)
         self.pass_changes.update(other.pass_changes)
         self.rule_hits.update(other.rule_hits)
+        self.fresh_programs += other.fresh_programs
+        self.mutant_programs += other.mutant_programs
+        self.plain_seconds += other.plain_seconds
+        self.coverage_programs += other.coverage_programs
+        self.coverage_seconds += other.coverage_seconds
 
 
 class PassTimedOut(Exception):
@@ -142,8 +160,10 @@ class Harness:
         self.promotion_ms = promotion_ms  # z3 time per query for the promotion invariant; 0: off
         self.tv_threads = tv_threads  # 0: off; else z3 translation validation, loop-free only
         self.stats = Stats()
+        self.features: set[str] = set()  # what the last program checked reached
         self._outcomes: dict[str, list[Outcome]] = {}
         self._liveness: dict[str, str | None] = {}
+        self._verdicts: dict[tuple, tuple[str, str, InputSet | None] | None] = {}
         self._declined = False
 
     # --- memoized oracles ---------------------------------------------------------------------
@@ -151,7 +171,10 @@ class Harness:
         found = self._outcomes.get(text)
         if found is None:
             if fn.level == "ssa":
-                found = CompiledFunction(fn).run(self.input_sets, fuel=self.fuel)
+                compiled = CompiledFunction(fn)
+                found = compiled.run(self.input_sets, fuel=self.fuel)
+                if getattr(compiled, "diverged", False):
+                    self.features.add(feature.oracle("divergent"))
             else:
                 from oracles.machine import run_wave
 
@@ -160,13 +183,26 @@ class Harness:
         return found
 
     def step_verdict(self, step: Step) -> tuple[str, str, InputSet | None] | None:
-        """The first oracle that rejects `step`: (oracle, message, input set)."""
+        """The first oracle that rejects `step`: (oracle, message, input set).
+
+        Pipelines share prefixes (every machine pipeline starts with lower-cf, two with ra),
+        so a third of the steps of a program are ones already judged: the same pass, the same
+        text in and out (and, below SSA, the same program the pipeline started from, which
+        refinement compares with). Every oracle is a function of exactly those, so the
+        verdict is reused, not recomputed."""
+        key = (step.name, step.before_text, step.after_text,
+               step.source_text if step.after.level != "ssa" else None)
+        if key in self._verdicts:
+            return self._verdicts[key]
+        found = None
         for oracle in STEP_ORACLES:
             if oracle.applies(self, step):
                 verdict = oracle.check(self, step)
                 if verdict is not None:
-                    return oracle.name, verdict.message, verdict.input_set
-        return None
+                    found = oracle.name, verdict.message, verdict.input_set
+                    break
+        self._verdicts[key] = found
+        return found
 
     def liveness_difference(self, fn: Function, text: str) -> str | None:
         if not self.check_liveness:
@@ -184,7 +220,9 @@ class Harness:
         """Every pipeline on `fn`; at most one finding per pipeline."""
         self._outcomes.clear()
         self._liveness.clear()
+        self._verdicts.clear()
         self._declined = False
+        self.features = features = set()
         text = print_function(fn)
         self.stats.programs += 1
         outcomes = self.outcomes(fn, text)
@@ -192,8 +230,13 @@ class Harness:
         for outcome in outcomes:
             if outcome.kind == "undefined":
                 self.stats.skipped_undefined += 1
+                features.add(feature.oracle("undefined"))
+                features.add(feature.oracle("undefined:" + feature.undefined_reason(outcome.reason)))
             elif outcome.kind == "out_of_fuel":
                 self.stats.skipped_out_of_fuel += 1
+                features.add(feature.oracle("out-of-fuel"))
+            else:
+                features.add(feature.oracle("returned"))
         findings = []
         difference = self.liveness_difference(fn, text)
         if difference:
@@ -208,7 +251,8 @@ class Harness:
         original = text
         current, current_text = fn, text
         names: list[str] = []
-        for step in pipeline:
+        features = self.features
+        for position, step in enumerate(pipeline):
             names.append(step.name)
 
             def found(oracle: str, message: str, input_set=None, step=step) -> Finding:
@@ -216,7 +260,8 @@ class Harness:
 
             work = clone_function(current)
             try:
-                with deadline(self.pass_timeout), counting_rule_hits() as hits:
+                with deadline(self.pass_timeout), counting_rule_hits() as hits, \
+                        recording_near_misses() as misses:
                     changed = step.run(work)
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
@@ -231,6 +276,7 @@ class Harness:
                     if not self._declined:  # once per program, whatever the pipelines
                         self.stats.unstructurable += 1
                         self._declined = True
+                        features.add(feature.oracle("unstructurable"))
                     return None
                 return found("crash", f"{type(error).__name__}: {error}")
             try:
@@ -239,6 +285,8 @@ class Harness:
                 return found("crash", f"the pass left an unprintable function: "
                              f"{type(error).__name__}: {error}")
             self.stats.pass_runs[step.name] += 1
+            for rule_name, where in misses:
+                features.add(feature.near(step.name, rule_name, where))
             if not changed:
                 if after != current_text:
                     change = _first_changed_line(current_text, after)
@@ -247,8 +295,11 @@ class Harness:
             if after == current_text:
                 return found("no-change", "reported a change but the function is unchanged")
             self.stats.pass_changes[step.name] += 1
+            features.add(feature.changed(step.name))
+            features.add(feature.changed_at(step.name, position))
             for rule, count in hits.items():
                 self.stats.rule_hits[step.name, rule] += count
+                features.add(feature.rule(step.name, rule))
             verdict = self.step_verdict(
                 Step(step.name, current, current_text, work, after, fn, original)
             )

@@ -125,7 +125,8 @@ def _promotion(harness: Harness, step: Step) -> Verdict | None:
 
     threads = max(s.threads for s in harness.input_sets)
     failures = promotion_failures(
-        step.before, step.after, timeout_ms=harness.promotion_ms, threads=threads
+        step.before, step.after, timeout_ms=harness.promotion_ms, threads=threads,
+        texts=(step.before_text, step.after_text),
     )
     return Verdict(failures[0]) if failures else None
 

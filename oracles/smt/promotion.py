@@ -106,13 +106,15 @@ def _describe(ins: Instruction) -> str:
 
 
 class _Prover:
-    def __init__(self, before: Function, after: Function, timeout_ms: int, threads: int | None):
+    def __init__(self, before: Function, after: Function, timeout_ms: int, threads: int | None,
+                 texts: tuple[str, str] | None = None):
         self.timeout_ms = timeout_ms
         self.tid = z3.BitVec("thread_id", 32)
         self.scalars: dict[str, z3.BitVecRef] = {}
         memory = function_memory(before, name="initial_memory")
-        self.before_fn, self.before = _encoded(before, self.tid, memory, self.scalars)
-        self.after_fn, self.after = _encoded(after, self.tid, memory, self.scalars)
+        text_b, text_a = texts or (print_function(before), print_function(after))
+        self.before_fn, self.before = _encoded(before, text_b, self.tid, memory, self.scalars)
+        self.after_fn, self.after = _encoded(after, text_a, self.tid, memory, self.scalars)
         self.assumptions = [z3.Not(self.before.undefined)]
         if threads is not None:
             self.assumptions.append(_thread_bound(self.tid, threads))
@@ -181,9 +183,10 @@ _ENCODED: OrderedDict = OrderedDict()
 _ENCODED_LIMIT = 64
 
 
-def _encoded(fn: Function, tid, memory, scalars) -> tuple[Function, EncodedFunction]:
-    """A private clone of `fn` (the encoding keys values by object) and its encoding."""
-    key = (print_function(fn), memory.buffers)
+def _encoded(fn: Function, text: str, tid, memory, scalars) -> tuple[Function, EncodedFunction]:
+    """A private clone of `fn` (the encoding keys values by object) and its encoding;
+    `text` is `fn` printed."""
+    key = (text, memory.buffers)
     hit = _ENCODED.get(key)
     if hit is not None:
         _ENCODED.move_to_end(key)
@@ -206,11 +209,13 @@ def _block(encoded: EncodedFunction, name: str):
 
 
 def promotion_failures(before_fn: Function, after_fn: Function, *,
-                       timeout_ms: int = DEFAULT_TIMEOUT_MS, threads: int | None = None) -> list[str]:
+                       timeout_ms: int = DEFAULT_TIMEOUT_MS, threads: int | None = None,
+                       texts: tuple[str, str] | None = None) -> list[str]:
     """What breaks the invariant (see the module docstring), one message per access or
     undefined-behaviour item; [] when everything is proved, or when either function has a
     loop (out of scope). `threads`: bound the thread id below it (None: any thread id, which
-    is sound because BEFORE's accesses are defined only in bounds)."""
+    is sound because BEFORE's accesses are defined only in bounds). `texts`: both functions
+    as printed, when the caller has them."""
     if not (is_loop_free(before_fn) and is_loop_free(after_fn)):
         return []
     sites_b, sites_a = memory_accesses(before_fn), memory_accesses(after_fn)
@@ -224,7 +229,7 @@ def promotion_failures(before_fn: Function, after_fn: Function, *,
         return failures
     # The prover encodes private clones (a caller may pass one function as both, or share
     # values between the two): the sites are taken again from those clones.
-    prover = _Prover(before_fn, after_fn, timeout_ms, threads)
+    prover = _Prover(before_fn, after_fn, timeout_ms, threads, texts)
     sites_b, sites_a = memory_accesses(prover.before_fn), memory_accesses(prover.after_fn)
     for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
         failure = prover.access(k, site_b, site_a)
