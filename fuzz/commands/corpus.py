@@ -1,0 +1,107 @@
+"""`agxfuzz corpus`: a campaign database's corpus listed, exported and imported, and the
+findings every machine sharing it recorded.
+
+Export writes one entry per line, the entry's own bytes (`CorpusEntry.to_bytes`, a JSON
+object), for every generator version; import reads the same and adds each entry under its
+version. An import checks the whole file first: a malformed line is reported as FILE:LINE
+and nothing is imported.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from fuzz.commands.errors import UsageError, UserError
+
+
+def run_corpus(args) -> int:
+    from fuzz.corpus.db import DBError, open_db
+
+    try:
+        db = open_db(args.db)
+    except DBError as error:
+        raise UserError(f"agxfuzz: {error}") from None
+    try:
+        return {"list": _list, "export": _export, "import": _import,
+                "findings": _findings}[args.action](db, args)
+    except DBError as error:
+        raise UserError(f"agxfuzz: {error}") from None
+    finally:
+        db.close()
+
+
+def _list(db, args) -> int:
+    from fuzz.generate import GENERATOR_VERSION
+
+    entries = db.corpus_entries()
+    print(f"corpus in {db.location}: {len(entries)} entries of generator version "
+          f"{GENERATOR_VERSION}")
+    if entries:
+        print(f"  {'key':<16}  {'version':>7}  {'features':>8}  origin")
+    for entry in entries:
+        print(f"  {entry.key:<16}  {entry.generator_version:>7}  {len(entry.features):>8}  "
+              f"{entry.origin}")
+    others = {v: n for v, n in db.corpus_versions().items() if v != GENERATOR_VERSION}
+    if others:
+        print("other generator versions (kept, not replayed): "
+              + ", ".join(f"v{v}: {n} entries" for v, n in sorted(others.items())))
+    return 0
+
+
+def _all_entries(db) -> list:
+    return [entry for version in db.corpus_versions() for entry in db.corpus_entries(version)]
+
+
+def _export(db, args) -> int:
+    from fuzz.findings import write_atomically
+
+    entries = _all_entries(db)
+    text = "".join(entry.to_bytes().decode() + "\n" for entry in entries)
+    if args.out == "-":
+        sys.stdout.write(text)
+        return 0
+    from pathlib import Path
+
+    try:
+        write_atomically(Path(args.out), text)
+    except OSError as error:
+        raise UserError(f"agxfuzz: {args.out}: cannot write: {error.strerror}") from None
+    print(f"exported {len(entries)} entries from {db.location} to {args.out}")
+    return 0
+
+
+def _import(db, args) -> int:
+    from fuzz.commands.loaders import read_text
+    from fuzz.corpus.entry import CorpusEntry, EntryError
+
+    entries = []
+    for number, line in enumerate(read_text(args.file).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(CorpusEntry.from_bytes(line.encode()))
+        except EntryError as error:
+            raise UsageError(f"{args.file}:{number}: {error}") from None
+    new = sum(db.corpus_add(entry) for entry in entries)
+    print(f"imported {new} new entries of {len(entries)} into {db.location} "
+          f"({len(entries) - new} already there)")
+    return 0
+
+
+def _findings(db, args) -> int:
+    import json
+
+    records = db.finding_records()
+    print(f"findings in {db.location}: {len(records)}")
+    for signature, record in records:
+        try:
+            data = json.loads(record)
+            line = f"{data['pass']}: {data['oracle']}: {data['message']}"
+            where = (f"seed {data.get('seed')} program {data.get('program_index')}, "
+                     f"shard {data.get('shard')}")
+        except (ValueError, KeyError, TypeError):
+            line, where = signature, "a record this version cannot read"
+        written = "written" if db.written(signature) else "not written yet"
+        print(f"  {line}")
+        print(f"    {where}; {written} by {db.claimant(signature) or 'nobody (unclaimed)'}")
+    return 0
