@@ -132,6 +132,18 @@ def signext(m, ins):
     return read_int(m, ins, 0, dest_width(ins))
 
 
+def uadd_sat(m, ins):
+    """The exact sum of the sources extended to 64 bits (sign unless `.abs`), clamped to
+    [0, 2^w - 1]: with `.abs` on both it is NIR's uadd_sat, AGX `iadd.sat |a|, |b|`. `.abs`
+    matters even on a full-width source here, where the add is wider than the destination."""
+    w = dest_width(ins)
+    exact = m.add(read_int(m, ins, 0, 64), read_int(m, ins, 1, 64), 64)
+    top = m.const(mask(w), 64)
+    clamped = m.select(m.slt(top, exact, 64), top, exact, 64)
+    clamped = m.select(m.slt(exact, m.const(0, 64), 64), m.const(0, 64), clamped, 64)
+    return m.trunc(clamped, 64, w)
+
+
 def _bool_to_bits(m, truth, w: int):
     return m.select(truth, m.const(1, w), m.const(0, w), w)
 
@@ -156,6 +168,23 @@ def fcmpsel(m, ins):
     w = dest_width(ins)
     truth = read_float_compare(m, ins, ins.attrs["cond"])
     return m.select(truth, read_raw(m, ins, 2, w), read_raw(m, ins, 3, w), w)
+
+
+def ballot(m, ins):
+    """Bit t set where thread t of the wave runs this with a nonzero source."""
+    size = ins.srcs[0].size
+    value = read_raw(m, ins, 0, size)
+    return m.ballot(m.negate(m.eq(value, m.const(0, size), size)))
+
+
+def icmp_ballot(m, ins):
+    truth, _ = read_int_compare(m, ins, ins.attrs["cond"])
+    return m.ballot(inverted(m, truth, ins.attrs["inv"]))
+
+
+def fcmp_ballot(m, ins):
+    truth = read_float_compare(m, ins, ins.attrs["cond"])
+    return m.ballot(inverted(m, truth, ins.attrs["inv"]))
 
 
 # --- address math -------------------------------------------------------------------------

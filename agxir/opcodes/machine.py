@@ -84,3 +84,11 @@ class Machine(Protocol):
     def store(self, address: V, value: V, nbytes: int) -> None: ...
     def thread_id(self) -> V: ...
     def export(self, slot: int, value: V, width: int) -> None: ...
+
+    # --- the wave ----------------------------------------------------------------------------
+    def ballot(self, cond: B) -> V:
+        """A 32-bit mask over the wave (all threads of one run): bit t is set when thread t
+        executes this instruction with `cond` true. The interpreters reduce across lanes and
+        make a ballot undefined once its wave has diverged; z3, which sees one thread, makes
+        it an uninterpreted function of this thread's `cond` (so two ballots are equal for
+        every wave exactly when their conditions are equal in every thread)."""

@@ -48,7 +48,7 @@ def _attr(attr: Attr) -> str:
 
 
 def _traits(row: Opcode) -> str:
-    names = ["pure", "commutative", "side_effect", "may_ub", "terminator", "sat"]
+    names = ["pure", "commutative", "side_effect", "may_ub", "wave", "terminator", "sat"]
     traits = [name for name in names if getattr(row, name)]
     if row.variadic:
         traits.append("variadic")

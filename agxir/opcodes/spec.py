@@ -68,6 +68,7 @@ class Opcode:
     commutative: bool = False
     side_effect: bool = False
     may_ub: bool = False
+    wave: bool = False  # reads the other threads of its wave (a ballot)
     aliases: dict[str, dict[str, int | str]] = field(default_factory=dict)
     # Row-specific constraints beyond per-source sizes: returns an error message or None.
     check: Callable | None = None

@@ -121,6 +121,10 @@ ROWS: tuple[Opcode, ...] = (
         int_src("a"), int_src("b")), ALL_SIZES, integer.asr),
     Opcode("mov_imm", "an immediate of the destination's width", (), ALL_SIZES,
         integer.mov_imm, (Attr("value", range(1 << 64), hex=True),), check=_mov_imm_fits),
+    Opcode("uadd_sat", "clamp(ext(a) + ext(b), 0, 2^w - 1), sources extended to 64 bits "
+        "(sign unless .abs): uadd_sat a.abs, b.abs is NIR uadd_sat, AGX iadd.sat |a|, |b|", (
+        int_src("a", sizes=(16, 32)), int_src("b", sizes=(16, 32))), (16, 32), integer.uadd_sat,
+        commutative=True),
     Opcode("signext", "sign-extend a narrow source (AGX: iadd x, #0)", (
         int_src("a", frozenset()),), ALL_SIZES, integer.signext),
     # --- compares and selects -------------------------------------------------------------
@@ -132,6 +136,13 @@ ROWS: tuple[Opcode, ...] = (
         ALL_SIZES, integer.icmpsel, (ICOND,)),
     Opcode("fcmpsel", "cond(a, b) ? x : y (no invert bit)", compare_srcs(FLOAT) + payload_srcs(),
         ALL_SIZES, integer.fcmpsel, (FCOND,)),
+    # --- the wave (one run's threads): undefined once the wave has diverged ------------------
+    Opcode("ballot", "bit t set where thread t runs this with c != 0", (
+        Src("c", RAW, (16, 32)),), (32,), integer.ballot, wave=True, may_ub=True),
+    Opcode("icmp_ballot", "ballot of (cond(a, b) XOR inv)", compare_srcs(INT), (32,),
+        integer.icmp_ballot, (ICOND, INVERT), wave=True, may_ub=True),
+    Opcode("fcmp_ballot", "ballot of (cond(a, b) XOR inv)", compare_srcs(FLOAT), (32,),
+        integer.fcmp_ballot, (FCOND, INVERT), wave=True, may_ub=True),
     # --- float -----------------------------------------------------------------------------
     Opcode("fadd", "a + b", (float_src("a"), float_src("b")), (16, 32), floating.fadd,
         sat=True, commutative=True),

@@ -21,6 +21,7 @@ from agxir.passes import (
     address_fold,
     address_fuse,
     address_lower,
+    ballot_fuse,
     branch_cmp,
     cmpsel,
     copyprop,
@@ -62,6 +63,7 @@ PASSES: dict[str, Pass] = {
         not_fusion.IF_NOT,
         ext_prop.PASS,
         shift_fuse.PASS,
+        ballot_fuse.PASS,
         pressure_schedule.PASS,
     )
 }
@@ -84,6 +86,7 @@ RULE_TABLES: dict[str, tuple[Rule, ...]] = {
     not_fusion.IF_NOT.name: not_fusion.IF_NOT_RULES,
     ext_prop.PASS.name: ext_prop.RULES,
     shift_fuse.PASS.name: shift_fuse.RULES,
+    ballot_fuse.PASS.name: ballot_fuse.RULES,
 }
 
 DEFAULT_PIPELINE: tuple[str, ...] = ("copyprop", "cmpsel", "branch-cmp", "dce")
@@ -91,12 +94,13 @@ DEFAULT_PIPELINE: tuple[str, ...] = ("copyprop", "cmpsel", "branch-cmp", "dce")
 # stores, lower what is left (the promoted math must not overflow: see oracles/smt/promotion).
 # Mesa's optimizer as its unit tests run it (test-optimizer.cpp: agx_optimizer_backward,
 # agx_optimizer_forward, agx_dce): the backward fusions, then the forward steps in Mesa's
-# per-instruction order (copyprop, fmov, inline_imm, if_not, if_cmp, cmpsel, not, signext),
-# each here a pass over the whole function, then dce. The backward passes count uses
+# per-instruction order (copyprop, fmov, inline_imm, if_not, if_cmp, cmpsel, ballot, not,
+# signext), each here a pass over the whole function, then dce. The backward passes count uses
 # before anything is rewritten, as Mesa's does.
 MESA_OPTIMIZER_PIPELINE: tuple[str, ...] = (
     "fmov-rev", "not-rev",
-    "copyprop", "fmov-prop", "inline-imm", "if-not", "branch-cmp", "cmpsel", "not-fuse",
+    "copyprop", "fmov-prop", "inline-imm", "if-not", "branch-cmp", "cmpsel", "ballot-fuse",
+    "not-fuse",
     "ext-prop", "dce",
 )
 ADDRESS_PIPELINE: tuple[str, ...] = (

@@ -223,3 +223,7 @@ class NumpyEmitter:
     def export(self, slot, value, width):
         self.lines.append(f"X.export({slot}, {value}, act)")
 
+    # --- the wave ------------------------------------------------------------------------------------
+    def ballot(self, cond):
+        return self.temp(f"X.ballot({cond}, act)")
+

@@ -50,6 +50,8 @@ class CompiledFunction:
             (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
         )
         self.escaping = _values_used_outside_their_block(fn)
+        # Only a function with a ballot needs to know where its waves diverge.
+        self.tracks_divergence = any(ins.opcode.wave for ins in fn.instructions())
         emitter = NumpyEmitter()
         sources = [self._emit_block(emitter, block, number) for block in self.order]
         self.source = "\n\n".join(sources)
@@ -162,6 +164,8 @@ class CompiledFunction:
                     at[act] = targets[0]
                     came_from[act] = compiled.number
                 else:
+                    if self.tracks_divergence:
+                        X.branched(act, cond)
                     at[act & cond] = targets[0]
                     at[act & ~cond] = targets[1]
                     came_from[act] = compiled.number

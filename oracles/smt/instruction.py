@@ -4,7 +4,8 @@ This module owns `encode_instruction` and its result, `EncodedInstruction`: the
 destination's term (a `BoolRef` for the branch condition of if_icmp/if_fcmp, None for
 instructions without a value), the undefined-behaviour condition of the thread (the OR of
 every condition the semantics and the memory model raise, with the reasons in the order
-they are raised), memory after the instruction and the exports it makes. Phis are not
+they are raised), memory after the instruction, the exports it makes and, for a ballot, the
+thread's condition (the mask itself is uninterpreted: see `Z3Machine.ballot`). Phis are not
 instructions in this sense (their value is the incoming edge's); they are refused.
 """
 
@@ -34,6 +35,7 @@ class EncodedInstruction:
     reasons: tuple[tuple[str, z3.BoolRef], ...] = ()
     memory_after: Memory | None = None
     exports: dict[int, z3.BitVecRef] = field(default_factory=dict)
+    ballots: tuple[z3.BoolRef, ...] = ()  # each ballot's condition in this thread
 
 
 def encode_instruction(
@@ -65,4 +67,5 @@ def encode_instruction(
         reasons=tuple(machine.reasons),
         memory_after=machine.memory,
         exports=dict(machine.exports),
+        ballots=tuple(machine.ballots),
     )

@@ -140,6 +140,9 @@ def uniform_terms(
 # --- the machine ----------------------------------------------------------------------------------
 
 
+BALLOT = z3.Function("ballot", z3.BoolSort(), z3.BitVecSort(32))
+
+
 class Z3Machine:
     """Implements `agxir.opcodes.machine.Machine` over z3 terms for one thread.
 
@@ -167,6 +170,7 @@ class Z3Machine:
         self.instruction: Instruction | None = None
         self.reasons: list[tuple[str, z3.BoolRef]] = []
         self.exports: dict[int, z3.BitVecRef] = {}
+        self.ballots: list[z3.BoolRef] = []  # each ballot's condition in this thread
 
     # --- operands and constants ---------------------------------------------------------------
     def operand(self, index: int) -> z3.BitVecRef:
@@ -331,6 +335,17 @@ class Z3Machine:
 
     def export(self, slot, value, width):
         self.exports[slot] = value
+
+    # --- the wave ----------------------------------------------------------------------------------------
+    def ballot(self, cond):
+        """One thread cannot see its wave: the mask is an uninterpreted function of this
+        thread's condition, shared by every ballot opcode and every function encoded. A
+        query comparing two ballots is valid for every interpretation exactly when the two
+        conditions agree in every thread, which is what makes the masks equal in every wave
+        (a counterexample picks an interpretation, so it is only a candidate). Divergence
+        is not encoded: the interpreter judges where a ballot may run."""
+        self.ballots.append(cond)
+        return BALLOT(cond)
 
     # --- summary ----------------------------------------------------------------------------------------------
     def undefined(self) -> z3.BoolRef:
