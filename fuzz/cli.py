@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (one result per finding)")
+    run.add_argument("--html", metavar="FILE", help="write the findings report (HTML, CFGs "
+                     "drawn with graphviz) at the end; see `agxfuzz report`")
     run.add_argument("--shard", metavar="K/N", help="check only shard K of N of the seed's "
                      "programs (indices K-1, K-1+N, ...): N machines split one campaign")
     run.add_argument("--db", metavar="SPEC", help="the campaign database: a directory or "
@@ -202,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "program costs what it does in `agxfuzz run` (detection at default settings)")
     zoo.add_argument("--junit", metavar="FILE", help="write JUnit XML (a case per variant)")
     zoo.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (a result per catch)")
+    zoo.add_argument("--html", metavar="FILE",
+                     help="write the report of every catch (HTML, CFGs drawn with graphviz)")
     zoo.set_defaults(handler=_command("fuzz.commands.zoo:run_zoo"))
 
     tv = commands.add_parser(
@@ -229,6 +233,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="report, JSON, CSV, PNG and programs/ (default: ./agxfuzz-stats)")
     stats.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
     stats.set_defaults(handler=_command("fuzz.commands.stats:run_stats"))
+
+    report = commands.add_parser(
+        "report", help="the findings of a directory as one HTML page: reproducer, CFG before "
+        "and after the failing pass, lanes that differ, replay command"
+    )
+    report.add_argument("directory", metavar="DIR",
+                        help="a findings directory (run --out) or a zoo run's --out")
+    report.add_argument("-o", "--output", default="report.html", metavar="FILE",
+                        help="the page to write (default: ./report.html)")
+    report.add_argument("--title", metavar="TEXT", help="the page's title")
+    report.add_argument("--pass-timeout", type=_positive_float, default=10.0, metavar="SECONDS",
+                        help="how long a pass may run when a finding is replayed (default 10)")
+    report.set_defaults(handler=_command("fuzz.commands.report:report_command"))
 
     corpus_cmd = commands.add_parser(
         "corpus", help="list, export or import a campaign database's corpus; list its findings"
