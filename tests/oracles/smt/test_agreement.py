@@ -6,7 +6,9 @@ classes, attributes and `.sat`, with sources read from scalar uniforms (and devi
 or the thread id as a memory index). The function `[get_sr] ins; export; stop` runs in the
 interpreter for 1..4 threads on edge-biased inputs; the same instruction is encoded with
 `oracles.smt` per thread with the same concrete operands, and the two must agree on undefined
-behaviour (which reason, first thread), on every exported value, and on final memory.
+behaviour (which reason, first thread), on every exported value, and on final memory. A
+ballot's mask is uninterpreted in z3: there, every thread's export is the mask of the
+threads whose z3 condition holds.
 """
 
 from __future__ import annotations
@@ -330,9 +332,16 @@ def check_agreement(case: Case) -> None:
         return
     assert isinstance(outcome, Returned), outcome
 
+    wave_mask = None
+    if ins.opcode.wave:
+        conditions = [bool(value_of(enc.ballots[0])) for enc in encoded]
+        wave_mask = sum(1 << t for t, on in enumerate(conditions) if on)
     for thread, enc in enumerate(encoded):
         outputs = outcome.outputs[thread]
-        if ins.name == "export":
+        if wave_mask is not None:
+            assert len(enc.ballots) == 1
+            assert outputs[0] == wave_mask, f"thread {thread}: interpreter {outputs[0]:#x}"
+        elif ins.name == "export":
             slot = ins.attrs["slot"]
             assert outputs[slot] == value_of(enc.exports[slot]), f"thread {thread}"
             assert set(enc.exports) == {slot}
