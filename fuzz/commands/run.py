@@ -116,6 +116,10 @@ def run_campaign_command(args) -> int:
     from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 
     units, pipelines = units_under_test(args)
+    if getattr(args, "html", None):  # refuse now, not after the campaign, when dot is missing
+        from fuzz.commands.report import require_dot
+
+        require_dot("agxfuzz run --html")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
     if args.examples is None and args.time is None:
         args.time = 60.0
@@ -154,6 +158,11 @@ def run_campaign_command(args) -> int:
         write_junit(args.junit, result, names)
     if args.sarif:
         write_sarif(args.sarif, result.findings, VERSION)
+    if getattr(args, "html", None):
+        from fuzz.commands.report import write_report
+
+        write_report(args.html, args.out, title=f"agxfuzz run, seed {seed}",
+                     records=[files.record for _, files in result.findings if files])
     if result.internal_error:
         print(f"agxfuzz: internal error (a harness bug, please report): {result.internal_error}",
               file=sys.stderr)

@@ -54,6 +54,10 @@ def run_zoo(args) -> int:
     from fuzz.zoo.runner import run_variant, summary
 
     variants = _variants(args)
+    if getattr(args, "html", None):  # refuse now, not after the zoo, when dot is missing
+        from fuzz.commands.report import require_dot
+
+        require_dot("agxfuzz zoo --html")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
     jobs = args.jobs or default_jobs()
     out = Path(args.out)
@@ -90,6 +94,11 @@ def run_zoo(args) -> int:
         _write_junit(args.junit, outcomes)
     if args.sarif:
         write_sarif(args.sarif, [(o.finding, o.files) for o in outcomes if o.caught], VERSION)
+    if getattr(args, "html", None):
+        from fuzz.commands.report import write_report
+
+        write_report(args.html, out, title=f"agxfuzz zoo, seed {seed}",
+                     records=[o.files.record for o in outcomes if o.caught and o.files])
     missed = [o.variant.name for o in outcomes if not o.caught]
     if missed:
         print(f"not caught: {', '.join(missed)}", file=sys.stderr)
