@@ -49,7 +49,7 @@ def build_report(directory: str | Path, *, records: list[Path] | None = None,
             if picture is None or picture.dot is None:
                 continue
             try:
-                entry.svgs[side] = svg(picture.dot, graph_id=f"f{number}-{side}")
+                entry.svgs[side] = svg(picture.dot, graph_id=f"f{number}_{side}")
                 pictures += 1
             except RuntimeError as error:
                 entry.svg_notes[side] = str(error)

@@ -135,8 +135,8 @@ def dot_program() -> str:
 
 def svg(dot_text: str, *, graph_id: str | None = None, timeout: float = 60.0) -> str:
     """`dot -Tsvg` of `dot_text`, as an <svg> element to inline in HTML (the XML prolog and
-    doctype dropped). `graph_id` prefixes every id in the SVG, so that several pictures can
-    share a page. A failure of dot raises RuntimeError with its message."""
+    doctype dropped). `graph_id` (letters, digits, `_`: dot escapes the rest) prefixes every
+    id in the SVG, so that several pictures can share a page. A failure of dot raises RuntimeError with its message."""
     command = [dot_program(), "-Tsvg"] + ([f"-Gid={graph_id}"] if graph_id else [])
     try:
         done = subprocess.run(command, input=dot_text, capture_output=True, text=True,
