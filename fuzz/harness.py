@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from agxir.ir import Function, clone_function
 from agxir.rewrite import counting_rule_hits
 from agxir.rewrite.matcher import recording_near_misses
-from fuzz.corpus import features as feature
 from agxir.text import print_function
+from fuzz.corpus import features as feature
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.step_oracles import ORACLES, PROMOTING_PASSES, STEP_ORACLES, Step
 from oracles.inputs import InputSet
@@ -172,8 +172,9 @@ class Harness:
         if found is None:
             if fn.level == "ssa":
                 compiled = CompiledFunction(fn)
+                watch = feature.DivergenceWatch(compiled, self.input_sets)
                 found = compiled.run(self.input_sets, fuel=self.fuel)
-                if getattr(compiled, "diverged", False):
+                if watch.diverged:
                     self.features.add(feature.oracle("divergent"))
             else:
                 from oracles.machine import run_wave

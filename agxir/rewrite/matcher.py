@@ -10,6 +10,14 @@ What is computed from bindings goes through an evaluator: `CONCRETE_EVALUATOR` r
 matched immediates as ints and runs computed parts on `ConcreteMachine`. The audit
 (`oracles.smt.rules`) passes its own evaluator, so the same match, precondition and build code
 produce z3 terms for the proof: there is no second copy of a rule's meaning.
+
+Two listeners, each a context manager that costs nothing while none is open:
+`counting_rule_hits()` counts the rewrites `apply_rules` makes, by rule;
+`recording_near_misses()` collects (rule, where) for each rule whose root opcode matched but
+whose match failed further on (`where`: "arity", "src<i>" for source position i,
+"precondition", or "unchanged" when it matched but its replacement was the root as it was;
+a root whose own size or attributes differ is no near miss). A fuzzing campaign uses near
+misses as guidance.
 """
 
 from __future__ import annotations
@@ -395,6 +403,71 @@ def counting_rule_hits() -> Iterator[Counter]:
         _COUNTERS.pop()
 
 
+# The near-miss sets `recording_near_misses` opened, innermost last (see the module docstring).
+_NEAR_MISSES: list[set] = []
+
+
+@contextmanager
+def recording_near_misses() -> Iterator[set]:
+    """Within the block, the returned set collects (rule name, where) for each near miss of
+    `apply_rules` (see the module docstring)."""
+    misses: set = set()
+    _NEAR_MISSES.append(misses)
+    try:
+        yield misses
+    finally:
+        _NEAR_MISSES.pop()
+
+
+_HEADERS: dict[int, Ins] = {}  # id(rule pattern) -> the pattern without its sources
+
+
+def _header(pattern: Ins) -> Ins:
+    """`pattern` with no sources to match: its root's opcode, size, saturation and
+    attributes. Built past `Ins`'s checks, which reject a sources wildcard without focus."""
+    import copy
+
+    found = _HEADERS.get(id(pattern))
+    if found is None:  # patterns live in module-level rule tables: one copy each
+        found = copy.copy(pattern)
+        object.__setattr__(found, "srcs", None)
+        _HEADERS[id(pattern)] = found
+    return found
+
+
+def match_or_where(rule: Rule, root: Instruction, defs, position: int | None) -> Match | str:
+    """What `match_at` (concrete) returns, or instead of None where the match failed:
+    "root", "arity", "src<i>" or "precondition". The root's own fields are matched before
+    its sources (`match_at` binds them after: bindings only ever agree or conflict, so the
+    result is the same), which is what tells a failing source from a failing root."""
+    pattern = rule.pattern
+    state = _match_instruction(_header(pattern), root, _State({}, ()), defs, frozenset())
+    if state is None:
+        return "root"
+    inner = frozenset({root})
+    if pattern.srcs is not None:
+        if len(root.srcs) != len(pattern.srcs):
+            return "arity"
+        for i, (src_pattern, operand) in enumerate(zip(pattern.srcs, root.srcs)):
+            state = _match_operand(src_pattern, operand, state, defs, inner)
+            if state is None:
+                return f"src{i}"
+    if rule.focused:
+        if position is None or position >= len(root.srcs):
+            return "arity"
+        state = _match_operand(pattern.focus, root.srcs[position], state, defs, inner)
+        if state is None:
+            return f"src{position}"
+    matched = state.matched[1:] + state.matched[:1]  # the root last, as match_at has it
+    bindings = Bindings(state.values, CONCRETE_EVALUATOR, root, position)
+    condition = True
+    if rule.precondition is not None:
+        condition = CONCRETE_EVALUATOR.decide(rule.precondition(bindings))
+        if condition is False:
+            return "precondition"
+    return Match(rule, root, bindings, position, condition, matched)
+
+
 def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool = True) -> bool:
     """Rewrite `fn` in place with `rules`; True iff anything changed (when False, `fn` is
     untouched).
@@ -478,13 +551,24 @@ def _first_rewrite(root, whole, focused, defs, done, namer) -> tuple[Any, list |
             continue
         for rule in rules:
             if not _may_match(rule, root, site, defs):
+                if _NEAR_MISSES and site is not None:  # the root matched, the focus did not
+                    _NEAR_MISSES[-1].add((rule.name, f"src{site}"))
                 continue
-            found = match_at(rule, root, defs, site)
-            if found is None:
-                continue
+            if _NEAR_MISSES:
+                found = match_or_where(rule, root, defs, site)
+                if isinstance(found, str):
+                    if found != "root":  # the root's opcode matched, its fields did not
+                        _NEAR_MISSES[-1].add((rule.name, found))
+                    continue
+            else:
+                found = match_at(rule, root, defs, site)
+                if found is None:
+                    continue
             built = build(rule, found, namer)
             if not _unchanged(root, built):
                 return site, built, rule
+            if _NEAR_MISSES:
+                _NEAR_MISSES[-1].add((rule.name, "unchanged"))
     return None, None, None
 
 

@@ -7,7 +7,12 @@ integers. Two backings exist:
   benchmarks;
 * `ChoiceSource.from_bytes(data)`: reads the choices from a byte string, for Hypothesis. When
   the bytes run out every choice is 0, so Hypothesis shrinking the bytes towards shorter and
-  all-zero shrinks the generated object towards the simplest one.
+  all-zero shrinks the generated object towards the simplest one;
+* `ChoiceSource.recording(seed)`: draws from a seeded RNG and writes each choice down in the
+  byte encoding, so `recorded()` is a byte string `from_bytes` replays into the same object
+  (a guided campaign's corpus entries and mutants go through bytes). Its frames behave as a
+  byte source's (a frame's choices past its n bytes are 0), so its stream is not
+  `from_seed`'s: the blind campaign keeps `from_seed`, whose programs tests pin.
 
 The contract every builder keeps: a choice of 0 means "the simplest option" (fewer blocks,
 stop generating, the smallest constant, the first and simplest opcode). `boolean` is False on
@@ -21,7 +26,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ChoiceSource", "Weighted"]
+__all__ = ["ChoiceSource", "RecordingSource", "Weighted"]
 
 
 class Weighted:
@@ -59,8 +64,13 @@ class ChoiceSource:
         return _SeededSource(seed)
 
     @staticmethod
-    def from_bytes(data: bytes) -> ChoiceSource:
-        return _ByteSource(data)
+    def from_bytes(data: bytes, frames: list | None = None) -> ChoiceSource:
+        """`frames`, when given, collects (offset, n) of every frame the builders open."""
+        return _ByteSource(data, frames)
+
+    @staticmethod
+    def recording(seed: int) -> RecordingSource:
+        return RecordingSource(random.Random(seed))
 
     def below(self, n: int) -> int:
         """An integer in [0, n); 0 when n <= 1."""
@@ -144,11 +154,13 @@ class _SeededSource(ChoiceSource):
 
 
 class _ByteSource(ChoiceSource):
-    __slots__ = ("data", "pos")
+    __slots__ = ("data", "pos", "frames", "base")
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, frames: list | None = None, base: int = 0):
         self.data = bytes(data)
         self.pos = 0
+        self.frames = frames  # None, or where (offset, n) of each frame is written down
+        self.base = base  # offset of this stream in the outermost one
 
     @property
     def exhausted(self) -> bool:
@@ -179,10 +191,102 @@ class _ByteSource(ChoiceSource):
     def frame(self, n: int) -> ChoiceSource:
         pos = self.pos
         self.pos = pos + n
-        return _ByteSource(self.data[pos : pos + n])
+        if self.frames is not None:
+            self.frames.append((self.base + pos, n))
+        return _ByteSource(self.data[pos : pos + n], self.frames, self.base + pos)
 
     def bytes(self, n: int) -> bytes:
         pos = self.pos
         self.pos = pos + n
         chunk = self.data[pos : pos + n]
         return chunk + bytes(n - len(chunk))
+
+
+class RecordingSource(ChoiceSource):
+    """Seeded choices written down as `_ByteSource` reads them back: `recorded()` replays
+    through `ChoiceSource.from_bytes` into the same choices, hence the same program.
+
+    Each choice is written in its smallest encoding (`below` as its value, a True `boolean`
+    as the least byte that reads True). A frame is a child recorder with a budget of n
+    bytes, padded with zeros to n in the parent. A choice that does not fit in what is left
+    of its frame is not drawn: it is 0, as the byte source would read it, and so is every
+    later choice of that frame, so replay never depends on bytes the frame cut off.
+    """
+
+    __slots__ = ("rng", "_random", "parts", "budget", "used")
+
+    def __init__(self, rng: random.Random, budget: int | None = None):
+        self.rng = rng
+        self._random = rng.random
+        self.parts: list = []  # bytes, or (child recorder, width) for a frame
+        self.budget = budget  # bytes this stream may still hold; None: unbounded
+        self.used = 0
+
+    def _fits(self, k: int) -> bool:
+        if self.budget is None:
+            self.used += k
+            return True
+        if self.used + k <= self.budget:
+            self.used += k
+            return True
+        self.used = self.budget  # cut off: the byte source reads zeros from here on
+        return False
+
+    def below(self, n: int) -> int:
+        if n <= 1:
+            return 0
+        k = 1 if n <= 256 else ((n - 1).bit_length() + 7) // 8
+        if not self._fits(k):
+            return 0
+        value = int(self._random() * n) if n < 1 << 50 else self.rng.randrange(n)
+        self.parts.append(value.to_bytes(k, "big"))
+        return value
+
+    def boolean(self, p: float = 0.5) -> bool:
+        threshold = max(1, min(256, round((1.0 - p) * 256)))
+        if not self._fits(1):
+            return False
+        value = self._random() < p and threshold < 256  # 256: no byte reads True
+        self.parts.append(bytes((threshold if value else 0,)))
+        return value
+
+    def bits(self, k: int) -> int:
+        if k <= 0:
+            return 0
+        n = (k + 7) // 8
+        if not self._fits(n):
+            return 0
+        value = self.rng.getrandbits(k)
+        self.parts.append(value.to_bytes(n, "big"))
+        return value
+
+    def bytes(self, n: int) -> bytes:
+        if not self._fits(n):
+            return bytes(n)
+        value = self.rng.randbytes(n)
+        self.parts.append(value)
+        return value
+
+    def frame(self, n: int) -> ChoiceSource:
+        if self.budget is None:
+            width = n
+        else:
+            width = max(0, min(n, self.budget - self.used))
+            self.used = min(self.budget, self.used + n)
+        if self.budget is None:
+            self.used += n
+        child = RecordingSource(self.rng, width)
+        self.parts.append((child, width))
+        return child
+
+    def recorded(self) -> bytes:
+        """The choices so far, as the byte string that replays them."""
+        out = bytearray()
+        for part in self.parts:
+            if isinstance(part, tuple):
+                child, width = part
+                data = child.recorded()
+                out += data + bytes(width - len(data))
+            else:
+                out += part
+        return bytes(out)
