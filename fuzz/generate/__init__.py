@@ -27,8 +27,9 @@ from fuzz.generate.program import generate_program
 
 # 2: the `address` group, address-heavy generation; 3: cmpsel near misses; 4: the optimizer
 # shapes (fuzz.generate.optimizer_shapes); 5: movs of immediates read through .neg, the
-# shapes of the register-level passes (exec_cmp_shapes, conversion_shapes, schedule_shapes)
-GENERATOR_VERSION = 5
+# shapes of the register-level passes (exec_cmp_shapes, conversion_shapes, schedule_shapes);
+# 6: ballots and uadd_sat (optimizer_shapes.e_ballot, e_uadd_sat)
+GENERATOR_VERSION = 6
 
 __all__ = [
     "ADDRESS_SHAPES",

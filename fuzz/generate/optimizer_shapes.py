@@ -13,6 +13,12 @@ values stay in the pools, so later instructions, phis and the exports read them:
 - `e_not_use`: `not` read by bitops, and bitops read by `not`.
 - `e_shift_add`: `bfi #0, x, #s` (a left shift) as the addend of iadd/imad, often negated.
 - `e_extension`: signext/u2u64/i2i64 read by integer ops (and by float ops: a near miss).
+- `e_ballot`: ballots of icmp/fcmp results (whose compare sometimes has a second use), of
+  other values, and of constants, some numbered like a compare (`ballot #k` beside `%k`,
+  Mesa BallotConstant). Mostly in the entry block, where the wave has not diverged; one
+  time in eight elsewhere, where a divergent branch makes the ballot undefined.
+- `e_uadd_sat`: uadd_sat of full-width values and near-maximal constants, mostly with
+  `.abs` on both sources (Mesa's uadd_sat), sometimes read through a mov_imm or signext.
 """
 
 from __future__ import annotations
@@ -200,9 +206,66 @@ def _extension(em):
     return em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
 
 
+def _in_entry_block(em) -> bool:
+    blocks = getattr(em, "blocks", None)
+    return bool(blocks) and em.ins is blocks[0].instructions
+
+
+def e_ballot(em):
+    if not _in_entry_block(em) and em.below(8):
+        return None
+    return _observed(em, _ballot(em))
+
+
+def _ballot(em):
+    below = em.below
+    r = below(8)
+    ballot = R["ballot"]
+    if r <= 3:  # a ballot of a compare
+        t = em.e_compare()
+        if r == 3:  # a second use: the compare stays
+            em.pools[t.ref.size].append(t)
+            _observed(em, em.emit(R["iadd"], t.ref.size, [t, em.value(t.ref.size)], {"shift": 0}))
+        return em.emit(ballot, 32, [t], {})
+    if r <= 5:  # a constant, numbered like a recent compare half the time
+        numbered = [c for c in em.cmps if c.ref.name.isdigit() and int(c.ref.name) < 256]
+        k = int(em.recent(numbered).ref.name) if numbered and below(2) else below(256)
+        return em.emit(ballot, 32, [immediate(k)], {})
+    size = em.alu_sizes[below(len(em.alu_sizes))]
+    return em.emit(ballot, 32, [em.value(size)], {})
+
+
+def e_uadd_sat(em):
+    return _observed(em, _uadd_sat(em))
+
+
+def _uadd_operand(em, size: int) -> Operand:
+    r = em.below(6)
+    if r == 0:  # a constant near the top: the sum saturates
+        k = em.emit(R["mov_imm"], size, [], {"value": (1 << size) - 1 - em.below(256)})
+    elif r == 1:  # a small constant for inline-imm
+        k = em.emit(R["mov_imm"], size, [], {"value": em.below(256)})
+    elif r == 2 and size == 32 and 16 in em.sizes:  # a sign extension for ext-prop
+        k = em.emit(R["signext"], 32, [em.value(16)], {})
+    else:
+        return em.value(size)
+    return k
+
+
+def _uadd_sat(em):
+    below = em.below
+    size = em.alu_sizes[below(len(em.alu_sizes))]
+    srcs = [_uadd_operand(em, size), _uadd_operand(em, size)]
+    unsigned = below(4)  # Mesa's form most often: .abs on both
+    srcs = [Operand(s.ref, unsigned != 0 or i == below(2), False) if not s.is_immediate else s
+            for i, s in enumerate(srcs)]
+    return em.emit(R["uadd_sat"], size, srcs, {})
+
+
 def optimizer_pairs(f) -> list:
     """(emitter, weight) pairs for `operations.emitter_pairs`."""
     return [
         (e_float_move, 3 * f.floats), (e_imm_source, 2 * f.int_arith),
         (e_not_use, f.bit_ops), (e_shift_add, f.int_arith), (e_extension, f.conversions),
+        (e_ballot, 3 * f.compares), (e_uadd_sat, f.int_arith),
     ]  # fmt: skip

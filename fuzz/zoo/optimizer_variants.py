@@ -1,12 +1,11 @@
 """Wrong versions of Mesa's optimizer rewrites for the bug zoo: the historic bugs of
 agx-notes section 10, each a small change to one of the right rule tables
-(agxir/passes/fmov_prop.py, fmov_rev.py, inline_imm.py, shift_fuse.py), applied by the same
-matcher, so the audit refutes the wrong rules as a campaign catches them.
+(agxir/passes/fmov_prop.py, fmov_rev.py, inline_imm.py, shift_fuse.py, ballot_fuse.py),
+applied by the same matcher, so the audit refutes the wrong rules as a campaign catches them.
 
 The commits are named from Mesa's history; where the fix's diff was not reachable the bug is
-modelled from its commit message, as each variant's docstring says. Two bugs of the ten are
-not here: BallotConstant (the model has no ballot, docs/agx-departures.md) and 4d0233cb
-(uadd_sat packing: the model has no saturating integer add).
+modelled from its commit message (or, for 4d0233cb, from its one-line description in
+agx-notes section 10), as each variant's docstring says.
 
 Each variant's function is importable (`--pass fuzz.zoo.optimizer_variants:NAME`), which is
 what replay commands name.
@@ -15,8 +14,9 @@ what replay commands name.
 from __future__ import annotations
 
 from agxir.ir import Function, Immediate, Operand
+from agxir.opcodes import OPCODES
 from agxir.opcodes.spec import INT, RAW
-from agxir.passes import fmov_prop, fmov_rev, inline_imm, shift_fuse
+from agxir.passes import ballot_fuse, fmov_prop, fmov_rev, inline_imm, shift_fuse
 from agxir.passes.uses import single_use, use_counts
 from agxir.rewrite import Emit, Ins, NewImm, Rule, Use, any_, apply_rules, defined_by, slot_spec
 from fuzz.passes_under_test import PassUnderTest
@@ -206,6 +206,58 @@ def shift_fuse_imsub_drops_neg(fn: Function) -> bool:
     return apply_rules(fn, IMSUB_RULES)
 
 
+# --- ballot-fuse ----------------------------------------------------------------------------------
+
+
+def ballot_constant(fn: Function) -> bool:
+    """Mesa BallotConstant (the test's comment; dEQP-VK subgroups vote): the fusion looked
+    up `defs[src.value]` without checking that the source was an SSA value, so `ballot #5`
+    was fused with the compare defining value 5, as if it were `ballot %5`. Values are
+    named by number here as in Mesa (the generator's are), and the constant's bits are the
+    number looked up. The right fusion then runs as usual."""
+    compares = {
+        ins.dest.name: ins for ins in fn.instructions()
+        if ins.dest is not None and ins.name in ballot_fuse.FUSED
+    }
+    changed = False
+    for ins in fn.instructions():
+        if ins.name != "ballot" or not ins.srcs[0].is_immediate:
+            continue
+        compare = compares.get(str(ins.srcs[0].ref.bits))
+        if compare is None:
+            continue
+        ins.opcode = OPCODES[ballot_fuse.FUSED[compare.name]]
+        ins.srcs = list(compare.srcs)
+        ins.attrs = {"cond": compare.attrs["cond"], "inv": compare.attrs["inv"]}
+        changed = True
+    return ballot_fuse.PASS.run(fn) or changed
+
+
+# --- uadd_sat ------------------------------------------------------------------------------------------
+
+
+def _unsigned_dropped(position: int) -> Rule:
+    names = ("a", "b")
+    srcs = tuple(any_(n, size="w", abs=True) if i == position else any_(n)
+                 for i, n in enumerate(names))
+    uses = tuple(Use(n, abs=False) if i == position else Use(n) for i, n in enumerate(names))
+    return Rule(f"packs-{names[position]}-signed", Ins("uadd_sat", srcs, size="w"),
+                (Emit("uadd_sat", uses),),
+                why="WRONG: a full-width source's zero-extension bit is not packed")
+
+
+UADD_SAT_PACKING_RULES = (_unsigned_dropped(0), _unsigned_dropped(1))
+
+
+def uadd_sat_packing(fn: Function) -> bool:
+    """Mesa 4d0233cb (uadd_sat packing), modelled from its one-line description (the commit
+    was not reachable): uadd_sat is `iadd.sat |a|, |b|`, and the encoder set a source's
+    zero-extension bit only when the source was narrower than the add, where a wrapping add
+    needs it. A saturating add is wider than its destination, so a full-width source then
+    reads sign-extended: `uadd_sat a.abs, b.abs` with a >= 2^31 clamps low instead of high."""
+    return apply_rules(fn, UADD_SAT_PACKING_RULES)
+
+
 # --- the zoo ------------------------------------------------------------------------------------------
 
 
@@ -226,4 +278,6 @@ OPTIMIZER_VARIANTS: tuple[Variant, ...] = (
     Variant("inline-imm-64bit-address", "Mesa 9f5a4a96 (modelled)", "inlines a 64-bit mov_imm into a 64-bit iadd as its low 16 bits", _unit("inline_imm_64bit_address")),
     Variant("shift-fuse-two-bit-field", "Mesa e13f9caa (modelled)", "packs a fused iadd/imad shift into 2 bits", _unit("shift_fuse_two_bit_field")),
     Variant("shift-fuse-imsub-drops-neg", "Mesa c2793a30 (modelled)", "fuses a shift into imsub/isub and drops the subtraction", _unit("shift_fuse_imsub_drops_neg")),
+    Variant("ballot-constant", "Mesa BallotConstant", "fuses ballot #k with the compare defining value k", _unit("ballot_constant")),
+    Variant("uadd-sat-packing", "Mesa 4d0233cb (modelled)", "packs uadd_sat's full-width .abs sources sign-extended", _unit("uadd_sat_packing")),
 )  # fmt: skip

@@ -154,7 +154,28 @@ only:
 }
 """
 
+WAVE = """\
+func @wave(u0:32, u1:16) {
+b0:
+  %x:32 = get_sr sr=thread_id
+  %c0:16 = icmp %x, u0 cond=ult inv=0
+  %m0:32 = ballot %c0
+  %m1:32 = ballot #7
+  %m2:32 = icmp_ballot %x, u1 cond=sgt inv=1
+  %m3:32 = fcmp_ballot %x.neg, #0.5 cond=ltn inv=0
+  %s0:32 = uadd_sat %m0.abs, u1.abs
+  %s1:16 = uadd_sat u1, #200
+  export %s0 slot=0
+  export %s1 slot=1
+  export %m1 slot=2
+  export %m2 slot=3
+  export %m3 slot=4
+  stop
+}
+"""
+
 CORPUS = {
+    "wave": WAVE,
     "integer": INTEGER,
     "compare": COMPARE,
     "floats": FLOATS,
