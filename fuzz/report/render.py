@@ -32,6 +32,7 @@ h1 { font-size: 26px; margin: 10px 0 2px; }
 h2 { font-size: 20px; margin: 0 0 6px; }
 h3 { font-size: 15px; margin: 18px 0 6px; color: #3a4660; text-transform: uppercase;
   letter-spacing: .04em; }
+h3 code { text-transform: none; letter-spacing: 0; font-size: 14px; }
 code, pre, .mono { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; }
 .meta { color: #5a6478; margin: 0 0 12px; }
 table { border-collapse: collapse; background: #fff; }

@@ -261,11 +261,11 @@ def _status(record: Record, verdict) -> str:
 def _status_note(record: Record, verdict) -> str:
     status = _status(record, verdict)
     if status == SAME:
-        return "replayed: still fails the same way"
+        return "the same pass, oracle and message as recorded"
     if status == DIFFERENT:
-        return f"replayed: now fails differently: {verdict[0]}: {verdict[1]}: {verdict[2]}"
-    return ("replayed: no longer fails (fixed, or it failed under a variant analysis or "
-            "input set the record does not name)")
+        return f"now: {verdict[0]}: {verdict[1]}: {verdict[2]}"
+    return ("fixed, or it failed under a variant analysis or input set the record does "
+            "not name")
 
 
 def _picture(label: str, fn, highlight: dict[str, set[int]], colour: str) -> Picture:

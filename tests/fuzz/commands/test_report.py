@@ -57,7 +57,7 @@ def test_the_page_holds_each_reproducer_command_picture_and_lane(findings, page)
     assert re.search(r"<tr><td>-</td><td>buffer u4 bytes 0..3</td><td>00000000</td>"
                      r'<td class="got">da000000</td></tr>', content)
     assert "icmp-inv0" in text  # the rule of the wrong pass that fired
-    assert text.count("still fails the same way") == 2
+    assert text.count("still fails the same pass, oracle and message as recorded") == 2
 
 
 def test_the_page_is_self_contained(page):
@@ -160,3 +160,15 @@ def test_the_page_renders_in_headless_chromium(page, tmp_path):
     for fill in (ADDED, REMOVED):
         rgb = [int(fill[i:i + 2], 16) for i in (1, 3, 5)]
         assert (pixels == rgb).all(axis=2).sum() > 200, f"{fill} is not on the screenshot"
+
+
+def test_zoo_html_reports_each_catch(tmp_path, capsys):
+    out = tmp_path / "zoo.html"
+    status = main(["zoo", "--only", "dce-removes-stores,dce-removes-exports", "--seed", "1",
+                   "--time-per-bug", "20", "--jobs", "1", "--out", str(tmp_path / "zoo"),
+                   "--html", str(out)])
+    assert status == 0
+    assert f"report: {out}: 2 findings, 4 CFG pictures" in capsys.readouterr().out
+    text = text_of(out.read_text())
+    assert "agxfuzz zoo, seed 1" in text
+    assert text.count("the same pass, oracle and message as recorded") == 2
