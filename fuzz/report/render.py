@@ -20,6 +20,7 @@ from fuzz.report.records import Record, Skipped
 from fuzz.report.replay import DIFFERENT, NOT_REPLAYED, PASSES, SAME, Replay
 
 SHOWN_LANES = 64  # rows of the lane table; the rest are counted
+SHOWN_LINES = 400  # lines of a reproducer; an unreduced one can have thousands
 
 STATUS_TEXT = {SAME: "still fails", DIFFERENT: "fails differently", PASSES: "no longer fails",
                NOT_REPLAYED: "not replayed"}
@@ -195,7 +196,11 @@ def _section(number: int, entry: Entry) -> str:
         parts.append(_pictures(entry))
     parts.append("<h3>Reproducer</h3>")
     if record.reproducer_text is not None:
-        parts.append(f'<pre class="agx">{highlight_agx(record.reproducer_text)}</pre>')
+        lines = record.reproducer_text.splitlines(keepends=True)
+        parts.append(f'<pre class="agx">{highlight_agx("".join(lines[:SHOWN_LINES]))}</pre>')
+        if len(lines) > SHOWN_LINES:  # an unreduced finding: the file has it all
+            parts.append(f'<p class="note">and {len(lines) - SHOWN_LINES} more lines in '
+                         f"<code>{esc(record.reproducer)}</code></p>")
     else:
         parts.append('<p class="problem">The reproducer cannot be read: '
                      f"{esc('; '.join(record.problems))}</p>")
