@@ -4,6 +4,11 @@ Program i of a run with seed S is built from a seed derived from (S, i), so `--s
 replays a run and any one program can be rebuilt on its own. Workers are forked processes
 that take every J-th program; the parent gathers statistics, prints progress and writes each
 new finding (deduplicated by signature) atomically.
+
+With `guidance`, program i is fresh or a mutant of a corpus entry, and programs that reach
+new features enter the corpus (`fuzz.corpus.guided`): with one job the seed still replays
+the run; with several, each worker's programs depend on its own corpus only, and every
+finding's record carries its program's choice bytes and origin, so it replays on its own.
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ class CampaignConfig:
     # defeated it (ignored SIGALRM, stopped itself): its worker is killed, a timeout finding
     shard: tuple[int, int] = (1, 1)  # (K, N): this run checks programs K-1, K-1+N, ...
     db: object = None  # a fuzz.corpus.db.CampaignDB: findings claimed there before written
+    guidance: bool = False  # a coverage-guided corpus (fuzz.corpus.guided); off: the blind
+    # stream tests pin
+    coverage_every: int = 0  # branch coverage of the passes for one program in K (0: none)
 
     @property
     def stride(self) -> int:
@@ -96,6 +104,7 @@ class CampaignResult:
     more_like: list = field(default_factory=list)  # per finding: later ones of that shape
     first_finding_seconds: float | None = None  # when the first finding arrived
     first_finding_program: int | None = None  # how many programs it took (index + 1)
+    corpus: object = None  # fuzz.corpus.guided.CampaignCorpus: features reached, entries kept
     elsewhere: list = field(default_factory=list)  # (Finding, claimant): found here too,
     # but another machine (or run) sharing the database claimed and writes it
     restored: list = field(default_factory=list)  # files written at start for findings the
@@ -117,27 +126,59 @@ def build_case(seed: int, index: int, config: CampaignConfig):
 
 
 def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop,
-          current=None, start: int | None = None, where=None, since=None) -> None:
+          current=None, start: int | None = None, where=None, since=None, entries=()) -> None:
+    from fuzz.corpus.guided import WorkerGuide
+
     become_worker(config.pass_memory_mb)
     index = config.first_index(job) if start is None else start
     pipelines = config.pipelines if where is None else stamped(config.pipelines, job, where, since)
     try:
+        guide = WorkerGuide(config, entries)
         while config.examples is None or index < config.examples:
             if stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
                 break
             if current is not None:
                 current[job] = index  # what the parent blames if this process dies
-            fn, inputs = build_case(config.seed, index, config)
+            case, fn, inputs, frames = guide.next(index)
+            if guide.on:  # before checking: what the parent rebuilds if this process dies
+                messages.send(("case", job, case))
             harness = Harness(inputs, **config.harness_options())
-            findings = harness.check(fn, pipelines)
+            findings = _check(harness, fn, pipelines, guide, index)
+            if guide.on:
+                if case.parent is None:
+                    harness.stats.fresh_programs += 1
+                else:
+                    harness.stats.mutant_programs += 1
             for finding in findings:
                 messages.send(("finding", index, finding))
+            new, entry = guide.observe(case, harness.features, frames)
+            if entry is not None:
+                messages.send(("entry", job, entry))
+            elif new:
+                messages.send(("features", job, frozenset(new)))
             # Per program, so a worker that dies has had every program it finished counted.
             messages.send(("stats", job, harness.stats))
             index += config.stride
     except BaseException as error:  # a harness bug: report it with what replays it
         messages.send(("error", job, f"program {index}: {type(error).__name__}: {error}"))
     messages.send(("done", job, None))
+
+
+def _check(harness: Harness, fn, pipelines, guide, index: int) -> list[Finding]:
+    """`harness.check`, timed, under coverage for one program in K (its arcs join the
+    program's features)."""
+    started = time.perf_counter()
+    if guide.sampler.wants(index):
+        arcs: set[str] = set()
+        with guide.sampler.measuring(arcs):
+            findings = harness.check(fn, pipelines)
+        harness.features |= arcs
+        harness.stats.coverage_programs += 1
+        harness.stats.coverage_seconds += time.perf_counter() - started
+    else:
+        findings = harness.check(fn, pipelines)
+        harness.stats.plain_seconds += time.perf_counter() - started
+    return findings
 
 
 def _dies(fn, inputs, pipeline, config: CampaignConfig):
@@ -147,13 +188,14 @@ def _dies(fn, inputs, pipeline, config: CampaignConfig):
                 memory_mb=config.pass_memory_mb)
 
 
-def death_finding(config: CampaignConfig, index: int) -> Finding | None:
+def death_finding(config: CampaignConfig, index: int, case=None) -> Finding | None:
     """The finding for a worker that died on program `index`: which pipeline and step kill
     a fresh process too (found by forking one child per prefix). None if no fresh process
     dies on it: the worker was killed from outside the run, not by a pass."""
     from agxir.text import print_function
+    from fuzz.corpus.guided import case_program
 
-    fn, inputs = build_case(config.seed, index, config)
+    fn, inputs = case_program(config, case, index)
     text = print_function(fn)
     for pipeline in config.pipelines:
         status = _dies(fn, inputs, pipeline, config)
@@ -168,11 +210,12 @@ def death_finding(config: CampaignConfig, index: int) -> Finding | None:
     return None
 
 
-def hang_finding(config: CampaignConfig, index: int, stamp: int) -> Finding:
+def hang_finding(config: CampaignConfig, index: int, stamp: int, case=None) -> Finding:
     """The finding for a worker killed because the pass at `stamp` overran its deadline."""
     from agxir.text import print_function
+    from fuzz.corpus.guided import case_program
 
-    fn, inputs = build_case(config.seed, index, config)
+    fn, inputs = case_program(config, case, index)
     number, step = unstamp(stamp)
     names = tuple(unit.name for unit in config.pipelines[number][: step + 1])
     message = (f"the pass ran longer than {config.pass_timeout:g} s and did not stop at its "
@@ -199,12 +242,20 @@ def run_campaign(
     rechecked: set[int] = set()  # programs a worker killed from outside died on
     processes: dict[int, object] = {}
     readers: dict[object, int] = {}
+    from fuzz.corpus.guided import CampaignCorpus
+
+    corpus = CampaignCorpus(config)
+    cases: dict[int, object] = {}  # per job: the case of the program it checks (guidance)
+    found_by: dict[int, list] = {}  # per job: the corpus entries it sent
 
     def start(job: int, first: int | None = None) -> None:
         since[job] = 0.0  # the slot's last pass was its predecessor's
         reader, writer = context.Pipe(duplex=False)
+        # A replacement starts from what its predecessor had learnt.
+        entries = corpus.loaded + found_by.get(job, [])
         process = context.Process(
-            target=_work, args=(job, config, stop_at, writer, stop, current, first, where, since),
+            target=_work,
+            args=(job, config, stop_at, writer, stop, current, first, where, since, entries),
             daemon=True,
         )
         process.start()
@@ -215,7 +266,7 @@ def run_campaign(
     for job in range(config.jobs):
         start(job)
     finished: set[int] = set()
-    result = CampaignResult(Stats(), 0.0)
+    result = CampaignResult(Stats(), 0.0, corpus=corpus)
     if config.db is not None and store is not None:
         from fuzz.findings import restore_unwritten
 
@@ -238,12 +289,14 @@ def run_campaign(
                         # Gone without saying done: a pass took the process down. Report it
                         # and let a replacement carry on with the rest of this worker's share.
                         index = current[job]
+                        case = cases.get(job)
+                        case = case if case is not None and case.index == index else None
                         if job in hung:
                             hung.discard(job)
                             result.hung_workers += 1
-                            finding = hang_finding(config, index, where[job])
+                            finding = hang_finding(config, index, where[job], case)
                         else:
-                            finding = death_finding(config, index)
+                            finding = death_finding(config, index, case)
                         if finding is None and index not in rechecked:
                             # Killed from outside: not a pass's finding, but not a green run
                             # either. The replacement checks this program again.
@@ -257,12 +310,22 @@ def run_campaign(
                         result.worker_deaths += 1
                         if finding is not None:
                             _record(result, store, seen, finding, config, index,
-                                    in_process=False)
+                                    in_process=False, case=case)
                         if config.fail_fast:
                             stop.set()
                         start(job, index + config.stride)
                     continue
-                _handle(kind, who, payload, result, store, seen, config, stop, finished, started)
+                if kind == "case":
+                    cases[job] = payload
+                elif kind == "entry":
+                    found_by.setdefault(job, []).append(payload)
+                    corpus.offer(payload)
+                elif kind == "features":
+                    corpus.reached(payload)
+                else:
+                    case = cases.get(job) if kind == "finding" else None
+                    _handle(kind, who, payload, result, store, seen, config, stop, finished,
+                            started, case if case is not None and case.index == who else None)
             now = time.monotonic()
             for job, process in processes.items():  # a pass that defeated its deadline
                 began = since[job]
@@ -295,7 +358,8 @@ def _status(process) -> int:
     return -code if code < 0 else code << 8
 
 
-def _handle(kind, who, payload, result, store, seen, config, stop, finished, started) -> None:
+def _handle(kind, who, payload, result, store, seen, config, stop, finished, started,
+            case=None) -> None:
     if kind == "stats":
         result.stats.merge(payload)
     elif kind == "finding":
@@ -309,7 +373,7 @@ def _handle(kind, who, payload, result, store, seen, config, stop, finished, sta
             if result.findings:
                 result.duplicates += 1
                 return
-        _record(result, store, seen, payload, config, who)
+        _record(result, store, seen, payload, config, who, case=case)
     elif kind == "error":
         result.internal_error = payload
     elif kind == "done":
@@ -335,10 +399,11 @@ def _drain(readers, result: CampaignResult) -> None:
 
 
 def _record(result, store, seen, finding: Finding, config: CampaignConfig, index: int,
-            *, in_process: bool = True) -> None:
+            *, in_process: bool = True, case=None) -> None:
     """Deduplicate, reduce and write one finding. Reduction and deduplication re-run the
     pass in a forked child (never in the campaign's own process, which a pass could exit or
-    hang); `in_process=False` for a pass that takes its process down: it is not re-run."""
+    hang); `in_process=False` for a pass that takes its process down: it is not re-run.
+    `case`: where a guided campaign's program came from (None: the blind stream's `index`)."""
     if finding.oracle == "crash" and finding.message.startswith("MemoryError"):
         result.memory_limit_hits += 1
     if finding.signature in seen:
@@ -347,7 +412,7 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
     seen.add(finding.signature)
     if config.reduce_seconds > 0 and in_process:
         finding = in_child(
-            reduce_finding, finding, config, index, memory_mb=config.pass_memory_mb,
+            reduce_finding, finding, config, index, case, memory_mb=config.pass_memory_mb,
             seconds=config.reduce_seconds + config.hang_seconds + 30,
         ) or finding
     # One bug, one finding: messages name slots, buffers and opcodes that differ between
@@ -373,6 +438,10 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
             result.duplicates += 1
             result.elsewhere.append((finding, config.db.claimant(finding.signature)))
             return
+        if case is not None:
+            from fuzz.corpus.guided import annotate_record
+
+            annotate_record(files.record, case)
     result.shapes[shape] = len(result.findings)
     result.more_like.append(0)
     result.findings.append((finding, files))
@@ -420,13 +489,15 @@ def reproducer_shape(program: str) -> tuple:
     return tuple(tuple(ins.name for ins in block.instructions) for block in fn.blocks)
 
 
-def reduce_finding(finding: Finding, config: CampaignConfig, index: int) -> Finding:
+def reduce_finding(finding: Finding, config: CampaignConfig, index: int,
+                   case=None) -> Finding:
     """The finding, shrunk by the reducer within `config.reduce_seconds` to a program that
     fails the same way (same pass, oracle and signature)."""
     from agxir.text import print_function
+    from fuzz.corpus.guided import case_program
     from fuzz.reduce import Case, Reducer, SameFailure
 
-    fn, inputs = build_case(config.seed, index, config)
+    fn, inputs = case_program(config, case, index)
     units = {unit.name: unit for pipeline in config.pipelines for unit in pipeline}
     pipeline = tuple(units[name] for name in finding.pipeline)
     options = config.harness_options()

@@ -1,0 +1,208 @@
+"""Guidance: which program a campaign checks next, and which programs it keeps.
+
+With guidance on, program i of seed S is either fresh, drawn by a recording source from the
+seed (`ChoiceSource.recording`, so its choice bytes are known), or, once the worker's corpus
+holds entries, with probability `MUTANT_SHARE` a mutant of a corpus entry
+(`fuzz.corpus.mutate`), rebuilt from its bytes by `ChoiceSource.from_bytes`. Which, and
+which mutation, is drawn from a generator seeded by (S, i), so with one job `--seed S`
+replays the run. A program that reaches a feature its worker had not seen (or, in the
+parent, the campaign had not) enters the corpus as a `CorpusEntry` (bytes, features,
+origin). With guidance off, programs are the blind stream (`ChoiceSource.from_seed`, which
+tests pin) and features are only counted.
+
+Each worker keeps its own corpus (the stored corpus it started from plus what it found) and
+sends its new entries to the parent, which keeps those new to the whole campaign in the
+campaign database (`fuzz.corpus.db`, keyed by generator version): workers share what they
+found through the next run, never during this one, which is what keeps a worker's choices a
+function of its own programs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from fuzz.corpus.entry import CorpusEntry
+from fuzz.corpus.features import CoverageSampler, feature_kind
+from fuzz.corpus.mutate import mutate
+
+__all__ = ["MUTANT_SHARE", "Case", "CampaignCorpus", "WorkerGuide", "case_program"]
+
+# Half of the programs mutate corpus entries once there are any: the other half keeps
+# drawing fresh programs, which is what finds features no mutant is near.
+MUTANT_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Case:
+    """Where program `index` came from: the blind stream (`choices` None), a fresh recorded
+    program, or a mutant (`parent`: the key of the entry it mutates; `mutations`)."""
+
+    index: int
+    choices: bytes | None
+    origin: str
+    parent: str | None = None
+    mutations: tuple[str, ...] = ()
+
+    def record(self, version: int) -> dict:
+        """What a finding's record says about its program, so it replays on its own."""
+        data = {"origin": self.origin, "generator_version": version}
+        if self.choices is not None:
+            data["choices"] = base64.b64encode(self.choices).decode("ascii")
+        if self.parent is not None:
+            data["mutant_of"] = self.parent
+            data["mutations"] = list(self.mutations)
+        return data
+
+
+def build(source, config):
+    """The program and input sets `config` asks for, drawn from `source`."""
+    from fuzz.generate import Features, generate_inputs, generate_program
+
+    flags = Features.from_source(source, address_heavy=config.address_heavy)
+    fn = generate_program(source, flags, size=config.size)
+    return fn, generate_inputs(fn, source, threads=config.threads, sets=config.sets)
+
+
+def fresh(seed: int, index: int, config):
+    """(case, fn, inputs) of the recorded fresh program `index` of `seed`."""
+    from fuzz.campaign import program_seed
+    from fuzz.generate import ChoiceSource
+
+    source = ChoiceSource.recording(program_seed(seed, index))
+    fn, inputs = build(source, config)
+    return Case(index, source.recorded(), f"seed {seed} program {index}"), fn, inputs
+
+
+def replay(choices: bytes, config, frames: list | None = None):
+    from fuzz.generate import ChoiceSource
+
+    return build(ChoiceSource.from_bytes(choices, frames), config)
+
+
+def case_program(config, case: Case | None, index: int):
+    """The program and inputs of a case (None: blind program `index`)."""
+    if case is None or case.choices is None:
+        from fuzz.campaign import build_case
+
+        return build_case(config.seed, index, config)
+    return replay(case.choices, config)
+
+
+class WorkerGuide:
+    """One worker's corpus, the features it has seen, and its coverage sampler."""
+
+    def __init__(self, config, entries: list[CorpusEntry] = ()):
+        from fuzz.generate import GENERATOR_VERSION
+
+        self.config = config
+        self.on = config.guidance
+        self.version = GENERATOR_VERSION
+        self.sampler = CoverageSampler(config.coverage_every)
+        self.seen: set[str] = set()
+        self.corpus: list[tuple[CorpusEntry, list]] = []
+        for entry in entries:
+            self.seen |= entry.features
+            if self.on:
+                self._keep(entry)
+
+    def _keep(self, entry: CorpusEntry, frames: list | None = None) -> None:
+        if frames is None:
+            frames = []
+            replay(entry.choices, self.config, frames)
+        self.corpus.append((entry, frames))
+
+    def next(self, index: int):
+        """(case, fn, inputs, frames) of program `index`."""
+        config = self.config
+        if not self.on:
+            from fuzz.campaign import build_case
+
+            fn, inputs = build_case(config.seed, index, config)
+            return Case(index, None, "blind"), fn, inputs, None
+        rng = random.Random(f"agxfuzz-guide:{config.seed}:{index}")
+        if self.corpus and rng.random() < MUTANT_SHARE:
+            entry, frames = self.corpus[rng.randrange(len(self.corpus))]
+            donor = self.corpus[rng.randrange(len(self.corpus))][0].choices
+            choices, done = mutate(entry.choices, rng, frames=frames, donors=[donor])
+            frames = []
+            fn, inputs = replay(choices, config, frames)
+            origin = f"mutant of {entry.key} ({'; '.join(done)})"
+            return Case(index, choices, origin, entry.key, tuple(done)), fn, inputs, frames
+        case, fn, inputs = fresh(config.seed, index, config)
+        return case, fn, inputs, None
+
+    def observe(self, case: Case, features: set[str], frames: list | None):
+        """(features new to this worker, the corpus entry they earn or None)."""
+        new = features - self.seen
+        if not new:
+            return new, None
+        self.seen |= new
+        if not self.on:
+            return new, None
+        entry = CorpusEntry(case.choices, self.version, frozenset(features), case.origin)
+        self._keep(entry, frames)
+        return new, entry
+
+
+class CampaignCorpus:
+    """The parent's side: every feature any worker reached, and the entries new to the whole
+    campaign, kept in the campaign database when there is one."""
+
+    def __init__(self, config):
+        from fuzz.generate import GENERATOR_VERSION
+
+        self.db = config.db
+        self.on = config.guidance
+        self.features: set[str] = set()
+        self.loaded: list[CorpusEntry] = []
+        self.added = 0  # entries this campaign found
+        self.stored = 0  # of which new to the database
+        self.other_versions: dict[int, int] = {}  # stored entries of other generator versions
+        if self.db is not None and self.on:
+            self.loaded = list(self.db.corpus_entries())
+            self.other_versions = {
+                v: n for v, n in self.db.corpus_versions().items() if v != GENERATOR_VERSION
+            }
+        for entry in self.loaded:
+            self.features |= entry.features
+        self.loaded_features = len(self.features)
+
+    def reached(self, features) -> None:
+        self.features |= set(features)
+
+    def offer(self, entry: CorpusEntry) -> bool:
+        """Keep `entry` if it reached a feature no entry of the campaign had."""
+        if entry.features <= self.features:
+            return False
+        self.features |= entry.features
+        self.added += 1
+        if self.db is not None and self.db.corpus_add(entry):
+            self.stored += 1
+        return True
+
+    @property
+    def size(self) -> int:
+        return len(self.loaded) + self.added
+
+    def by_kind(self) -> dict[str, int]:
+        return dict(sorted(Counter(feature_kind(f) for f in self.features).items()))
+
+
+def annotate_record(path, case: Case) -> None:
+    """Add where the program came from to a finding's record (its choice bytes replay it;
+    for a mutant, which entry and mutations made it)."""
+    from fuzz.findings import write_atomically
+    from fuzz.generate import GENERATOR_VERSION
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    data["program"] = case.record(GENERATOR_VERSION)
+    write_atomically(path, json.dumps(data, indent=1) + "\n")
