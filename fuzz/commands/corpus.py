@@ -18,7 +18,7 @@ def run_corpus(args) -> int:
     from fuzz.corpus.db import DBError, open_db
 
     try:
-        db = open_db(args.db)
+        db = open_db(args.db, read_only=args.action != "import")
     except DBError as error:
         raise UserError(f"agxfuzz: {error}") from None
     try:

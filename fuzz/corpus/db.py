@@ -56,15 +56,26 @@ def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def open_db(spec: str, *, owner: str | None = None) -> CampaignDB:
+def open_db(spec: str, *, owner: str | None = None, read_only: bool = False) -> CampaignDB:
     """The database `spec` names. `owner` names who holds the claims this handle takes
-    (`agxfuzz run` passes its findings directory's identity); by default host and pid."""
+    (`agxfuzz run` passes its findings directory's identity); by default host and pid.
+    `read_only` (for listing and export): values are read through Hypothesis's
+    ReadOnlyDatabase, nothing is claimed or marked, and a directory must already exist."""
     owner = owner or default_owner()
     if spec.startswith(REDIS_SCHEMES):
-        return RedisDB(spec, owner)
-    if "://" in spec:
+        db = RedisDB(spec, owner)
+    elif "://" in spec:
         raise DBError(f"{spec}: not a database: give a directory or redis://HOST:PORT/N")
-    return DirectoryDB(Path(spec), owner)
+    elif read_only and not (Path(spec) / "marks").is_dir():
+        raise DBError(f"{spec}: no campaign database here")
+    else:
+        db = DirectoryDB(Path(spec), owner)
+    if read_only:
+        from hypothesis.database import ReadOnlyDatabase
+
+        db.examples = ReadOnlyDatabase(db.examples)
+        db.read_only = True
+    return db
 
 
 def _mark(kind: str, name: str) -> str:
@@ -80,6 +91,7 @@ class CampaignDB:
     location: str
     owner: str
     examples: object  # hypothesis.database.ExampleDatabase
+    read_only: bool = False
 
     def _take(self, name: str) -> bool:
         raise NotImplementedError
@@ -104,7 +116,12 @@ class CampaignDB:
     def claim(self, signature: str) -> bool:
         """True for exactly one caller per signature, across processes and machines: the
         one that writes the finding's files."""
-        return self._take(_mark("claim", signature))
+        return self._take_mark(_mark("claim", signature))
+
+    def _take_mark(self, name: str) -> bool:
+        if self.read_only:
+            raise DBError(f"{self.location}: opened read-only")
+        return self._take(name)
 
     def claimant(self, signature: str) -> str | None:
         """The owner holding the claim on `signature`, or None if nobody claimed it."""
@@ -120,7 +137,7 @@ class CampaignDB:
         envelope = signature.encode() + b"\n" + record
         self.examples.save(FINDINGS_KEY, envelope)
         self._check_saved(FINDINGS_KEY, envelope)
-        self._take(mark)
+        self._take_mark(mark)
 
     def findings(self) -> list[bytes]:
         """Every finding record of every machine, one per signature, in signature order."""
@@ -137,7 +154,7 @@ class CampaignDB:
 
     def mark_written(self, signature: str) -> None:
         """The finding's files are written (somewhere): nothing is left to re-materialize."""
-        self._take(_mark("written", signature))
+        self._take_mark(_mark("written", signature))
 
     def written(self, signature: str) -> bool:
         return self._holder(_mark("written", signature)) is not None
@@ -155,7 +172,7 @@ class CampaignDB:
         # `corpus_entries` folds into one (never an entry marked but missing).
         self.examples.save(corpus_key(entry.generator_version), entry.to_bytes())
         self.examples.save(VERSIONS_KEY, str(entry.generator_version).encode())
-        return self._take(mark)
+        return self._take_mark(mark)
 
     def corpus_entries(self, version: int | None = None) -> list[CorpusEntry]:
         """The entries of one generator version (default: the current one), one per choice

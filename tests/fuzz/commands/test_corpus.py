@@ -76,3 +76,9 @@ def test_findings_lists_what_every_owner_recorded(tmp_path, capsys):
     assert "seed 3 program 8, shard 1/2; written by machine-a" in out
     record = json.loads((tmp_path / "out").glob("*.json").__next__().read_text())
     assert record["shard"] == "1/2" and record["program_index"] == 8
+
+
+def test_listing_a_database_that_is_not_there_says_so_and_creates_nothing(tmp_path, capsys):
+    assert main(["corpus", "list", "--db", str(tmp_path / "typo")]) == 1
+    assert capsys.readouterr().err == f"agxfuzz: {tmp_path / 'typo'}: no campaign database here\n"
+    assert not (tmp_path / "typo").exists()

@@ -101,6 +101,22 @@ def test_junk_in_the_corpus_key_is_a_one_line_error(spec):
             db.corpus_entries()
 
 
+def test_a_read_only_handle_reads_and_refuses_to_write(spec):
+    with open_db(spec) as db:
+        db.corpus_add(entry(b"\x05"))
+        db.record_finding("s", b"r")
+    with open_db(spec, read_only=True) as db:
+        assert [e.choices for e in db.corpus_entries()] == [b"\x05"]
+        assert db.findings() == [b"r"]
+        with pytest.raises(DBError, match="opened read-only"):
+            db.claim("s")
+        with pytest.raises(DBError, match="opened read-only"):
+            db.corpus_add(entry(b"\x06"))
+    with open_db(spec) as db:
+        assert [e.choices for e in db.corpus_entries()] == [b"\x05"]
+        assert db.claim("s")
+
+
 def _race(spec: str, signature: str, start, results) -> None:
     db = open_db(spec)
     start.wait()
