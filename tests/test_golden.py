@@ -1,27 +1,197 @@
-"""Runs every golden `.agx` file under tests/golden (and tests/golden/machine) against the
-expectations it holds. Exec, vreg and machine files run on the wave interpreter; PASS names
-machine passes as well as SSA ones."""
+"""Runs every golden `.agx` file under tests/golden (and tests/golden/machine): its `; RUN:`
+lines, whose FileCheck `CHECK` lines must match (docs/goldens.md).
+
+lit's own machinery finds each file's RUN lines and applies its substitutions (%s, %t, ...)
+with the suite's lit.cfg.py, and lit's shell parser splits each into pipelines; the
+pipelines then run in this process, `agxfuzz` through fuzz.cli.main and `filecheck`
+through the filecheck package's matcher, so the 90-odd files cost about a second rather
+than a few hundred process start-ups (`lit tests/golden` runs the same lines in
+subprocesses; a test below runs real lit on one file of each kind, and shows that a wrong
+CHECK fails both ways). Anything else a RUN line names runs as a subprocess.
+
+Every golden that parses and verifies must also print back to itself once comments are
+removed (kept here rather than as a RUN line: it needs every line of the program).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from agxir.ir import clone_function
-from agxir.liveness import Liveness
-from agxir.machine.pipeline import MACHINE_PASSES
-from agxir.passes import PASSES, get_pass
 from agxir.text import ParseError, parse_function, print_function
 from agxir.verifier import verify
-from oracles.inputs import InputSet
-from oracles.interp import DEFAULT_FUEL, CompiledFunction
-from oracles.liveness_reference import reference_liveness
-from oracles.machine import CompiledWave
-from tests.golden_directives import buffer_contents, read_expectations
 
 GOLDEN = Path(__file__).parent / "golden"
 FILES = sorted(GOLDEN.glob("*.agx")) + sorted((GOLDEN / "machine").glob("*.agx"))
+CHECK_LINE = re.compile(r"; (?!RUN:|COM:)[A-Z]+(-(NEXT|NOT|DAG|LABEL|SAME|EMPTY))?: ")
+
+
+@dataclass
+class Step:
+    """What one command of a pipeline did."""
+
+    argv: list[str]
+    status: int
+    stderr: str
+
+
+class RunFailed(AssertionError):
+    """A RUN line failed: the line, each command's status and stderr (FileCheck's names the
+    CHECK that did not match)."""
+
+
+def _lit_test(path: Path):
+    """The lit Test for `path`, found through its suite's lit.cfg.py as `lit` finds it."""
+    import lit.discovery
+    import lit.LitConfig
+
+    config = lit.LitConfig.LitConfig(
+        progname="lit", path=[], diagnostic_level="error", useValgrind=False,
+        valgrindLeakCheck=False, valgrindArgs=[], noExecute=False, debug=False,
+        isWindows=False, order="lexical", params={},
+    )
+    (test,) = lit.discovery.find_tests_for_inputs(config, [str(path)])
+    return test
+
+
+def run_lines(path: Path) -> list[str]:
+    """The file's RUN lines as lit would execute them: continuations joined and
+    substitutions applied."""
+    import lit.Test
+    import lit.TestRunner as runner
+
+    test = _lit_test(path)
+    script = runner.parseIntegratedTestScript(test, require_script=True)
+    if isinstance(script, lit.Test.Result):
+        raise RunFailed(f"{path}: {script.output}")
+    tmp_dir, tmp_base = runner.getTempPaths(test)
+    os.makedirs(tmp_dir, exist_ok=True)
+    substitutions = runner.getDefaultSubstitutions(test, tmp_dir, tmp_base)
+    script = runner.applySubstitutions(
+        script, substitutions, recursion_limit=test.config.recursiveExpansionLimit
+    )
+    lines = []
+    for line in script:
+        match = re.fullmatch(runner.kPdbgRegex, line)
+        lines.append((match.group(2) if match else line).strip())
+    return lines
+
+
+def _agxfuzz(argv: list[str], stdin: str) -> tuple[int, str, str]:
+    from fuzz.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with tempfile.NamedTemporaryFile("w", suffix=".agx", delete=False) as piped:
+        piped.write(stdin)
+    # /dev/stdin in this process would be pytest's: the piped text goes through a file.
+    argv = [piped.name if arg in ("/dev/stdin", "-") else arg for arg in argv]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(argv)
+            except SystemExit as exit_:  # argparse's usage errors
+                status = exit_.code if isinstance(exit_.code, int) else 2
+    finally:
+        os.unlink(piped.name)
+    return status, out.getvalue(), err.getvalue()
+
+
+def _filecheck(argv: list[str], stdin: str) -> tuple[int, str, str]:
+    from filecheck.matcher import Matcher
+    from filecheck.options import parse_argv_options
+
+    err = io.StringIO()
+    saved = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
+            status = Matcher.from_opts(parse_argv_options(["filecheck", *argv])).run()
+    finally:
+        sys.stdin = saved
+    return status, "", err.getvalue()
+
+
+def _command(argv: list[str], stdin: str, env: dict) -> tuple[int, str, str]:
+    negate = argv[:1] == ["not"]
+    if negate:
+        argv = argv[1:]
+    if argv[0] == "agxfuzz":
+        status, out, err = _agxfuzz(argv[1:], stdin)
+    elif argv[0] == "filecheck":
+        status, out, err = _filecheck(argv[1:], stdin)
+    elif argv[0] == "echo":
+        status, out, err = 0, " ".join(argv[1:]) + "\n", ""
+    else:
+        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env)
+        status, out, err = done.returncode, done.stdout, done.stderr
+    if negate:
+        status = 0 if status else 1
+    return status, out, err
+
+
+def _pipeline(pipeline, env: dict, steps: list[Step]) -> int:
+    from lit.ShCommands import Pipeline, Seq
+
+    if isinstance(pipeline, Seq):
+        status = _pipeline(pipeline.lhs, env, steps)
+        if (pipeline.op == "&&" and status) or (pipeline.op == "||" and not status):
+            return status
+        return _pipeline(pipeline.rhs, env, steps)
+    assert isinstance(pipeline, Pipeline), pipeline
+    text, codes = "", []
+    for command in pipeline.commands:
+        merge, target = False, None
+        for op, where in command.redirects:
+            if op == (">&", 2) and where == "1":
+                merge = True
+            elif op in ((">",), (">>",)):
+                target = (where, "a" if op == (">>",) else "w")
+            elif op == ("<",):
+                text = Path(where).read_text()
+            else:
+                raise RunFailed(f"redirect {op} {where} is not run in-process: use lit")
+        code, out, err = _command(command.args, text, env)
+        steps.append(Step(command.args, code, err))
+        codes.append(code)
+        text = out + err if merge else out
+        if target:
+            with open(target[0], target[1], encoding="utf-8") as handle:
+                handle.write(text)
+            text = ""
+    # lit's pipefail: the last failing command's status, else the last command's.
+    status = next((code for code in reversed(codes) if code), 0) if pipeline.pipe_err else codes[-1]
+    if pipeline.negate:
+        status = 0 if status else 1
+    return status
+
+
+def run_golden(path: Path) -> None:
+    """Every RUN line of `path`, in this process; RunFailed names the first that fails."""
+    from lit.ShUtil import ShParser
+
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    for line in run_lines(path):
+        steps: list[Step] = []
+        status = _pipeline(ShParser(line, pipefail=True).parse(), env, steps)
+        if status:
+            report = "\n".join(
+                f"  $ {shlex.join(step.argv)}  (exit {step.status})"
+                + "".join(f"\n    {text}" for text in step.stderr.splitlines())
+                for step in steps
+            )
+            raise RunFailed(f"{path}: RUN: {line}\n{report}")
 
 
 def _without_comments(text: str) -> str:
@@ -34,102 +204,118 @@ def _without_comments(text: str) -> str:
 
 
 def test_there_are_enough_golden_files():
-    assert len(FILES) >= 20
+    assert len(FILES) >= 80
 
 
-def _check_liveness(fn, expected) -> None:
-    """LIVE-IN/LIVE-OUT/MAX-PRESSURE hold for the analysis and for the reference alike."""
-
-    def names(values) -> frozenset[str]:
-        return frozenset(value.name for value in values)
-
-    for who, found in (("agxir.liveness", Liveness(fn)), ("reference", reference_liveness(fn))):
-        for kind, sets, wanted in (
-            ("live_in", found.live_in, expected.live_in),
-            ("live_out", found.live_out, expected.live_out),
-        ):
-            for block_name, values in wanted:
-                got = names(sets[fn.block_named(block_name)])
-                assert got == values, (
-                    f"{who} {kind}[{block_name}]: {sorted(got)} != {sorted(values)}"
-                )
-        if expected.max_pressure is not None:
-            assert found.max_pressure == expected.max_pressure, (who, found.max_pressure)
+def missing_lines(text: str) -> list[str]:
+    """What a golden lacks of its minimum: a RUN line and a FileCheck line."""
+    lines = text.splitlines()
+    missing = []
+    if not any(line.startswith("; RUN: ") for line in lines):
+        missing.append("no RUN line")
+    if not any(CHECK_LINE.match(line) for line in lines):
+        missing.append("no CHECK line")
+    return missing
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(GOLDEN)))
 def test_golden(path: Path):
     text = path.read_text()
-    expected = read_expectations(text)
-    if expected.parse_error:
-        line, col, message = expected.parse_error
-        with pytest.raises(ParseError) as caught:
-            parse_function(text, filename=path.name)
-        assert (caught.value.line, caught.value.col) == (line, col), str(caught.value)
-        assert message in caught.value.message
-        assert str(caught.value).startswith(f"{path.name}:{line}:{col}: ")
-        return
-    fn = parse_function(text, filename=path.name)
-    errors = [str(error) for error in verify(fn)]
-    if expected.verify_errors:
-        for wanted in expected.verify_errors:
-            assert any(wanted in error for error in errors), (wanted, errors)
-        return
-    assert errors == []
-    assert print_function(fn) == _without_comments(text)
-    if expected.has_liveness:
-        _check_liveness(fn, expected)
-    _check_runs(fn, expected.runs)
-    if expected.passes:
-        _check_passes(fn, expected)
+    lines = [line for line in text.splitlines() if line.startswith(";")]
+    assert missing_lines(text) == []
+    run_golden(path)
+    try:
+        fn = parse_function(text, filename=path.name)
+        valid = not verify(fn)
+    except ParseError:
+        valid = False
+    if valid:
+        assert print_function(fn) == _without_comments(text)
+    else:  # an invalid program is a golden of the error: what its RUN lines check
+        assert any(re.match(r"; RUN: not agxfuzz verify %s\b", line) for line in lines)
 
 
-def _check_runs(fn, runs, returned_only: bool = False) -> None:
-    compiled = CompiledFunction(fn) if fn.level == "ssa" else CompiledWave(fn)
-    buffers = {u.name: u.buffer_bytes for u in fn.uniforms if u.is_buffer}
-    for run in runs:
-        if returned_only and run.outcome and not run.outcome.startswith("returned"):
-            continue
-        input_set = InputSet(
-            run.threads,
-            run.scalars,
-            {name: buffer_contents(spec, buffers[name]) for name, spec in run.buffer_specs.items()},
-        )
-        (outcome,) = compiled.run([input_set], fuel=run.fuel or DEFAULT_FUEL)
-        if run.outcome:
-            kind, _, detail = run.outcome.partition(":")
-            assert outcome.kind == kind.strip().replace("-", "_"), outcome
-            assert detail.strip() in getattr(outcome, "reason", ""), outcome
-        for slot, values in run.outputs:
-            assert [thread[slot] for thread in outcome.outputs] == values
-        for name, offset, data in run.memory:
-            assert outcome.memory[name][offset : offset + len(data)] == data
+def _lit(*paths: Path) -> subprocess.CompletedProcess:
+    lit = shutil.which("lit", path=str(Path(sys.executable).parent))
+    assert lit, f"lit is not installed beside {sys.executable} (the test extra has it)"
+    return subprocess.run([lit, "-v", *map(str, paths)], capture_output=True, text=True,
+                          timeout=300)
 
 
-def _pass(name: str):
-    """A PASS name: an SSA pass (agxir.passes.PASSES), else a machine-level one."""
-    if name in PASSES:
-        return get_pass(name)
-    assert name in MACHINE_PASSES, f"PASS {name}: neither an SSA nor a machine-level pass"
-    return MACHINE_PASSES[name]
+# One golden of each kind: opt + interp before and after, liveness, machine passes on the
+# wave interpreter, memory, a parse error and a verify error.
+UNDER_LIT = ["pass_cmpsel_icmp_swap.agx", "liveness_loop_back_edge.agx",
+             "machine/lower_copies_Swap.agx", "device_store_formats.agx",
+             "parse_bad_minifloat.agx", "verify_operand_rules.agx"]
 
 
-def _check_passes(fn, expected) -> None:
-    """PASS/EXPECT/EXPECT-UNCHANGED: the passes' result verifies, matches the expected lines
-    and still gives every returned run's expected outputs."""
-    before = print_function(fn)
-    after = clone_function(fn)
-    changes = [(name, _pass(name).run(after)) for name in expected.passes]
-    assert [str(error) for error in verify(after)] == []
-    printed = print_function(after)
-    if expected.expect_unchanged:
-        assert not any(changed for _, changed in changes), changes
-        assert printed == before
-    if expected.expect:
-        assert any(changed for _, changed in changes), changes
-        lines = [line.strip() for line in printed.splitlines()]
-        at = 0
-        for wanted in expected.expect:
-            assert wanted in lines[at:], f"EXPECT {wanted!r} not found in order in:\n{printed}"
-            at = lines.index(wanted, at) + 1
-    _check_runs(after, expected.runs, returned_only=True)
+def test_real_lit_runs_the_same_lines():
+    """What runs in-process above runs under lit too (`lit tests/golden` runs them all)."""
+    done = _lit(*(GOLDEN / name for name in UNDER_LIT))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASS: agxfuzz-golden :: ") == len(UNDER_LIT), done.stdout
+
+
+def _copy_golden(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """A golden with one line changed, in a suite of its own (its own lit.cfg.py)."""
+    shutil.copy(GOLDEN / "lit.cfg.py", tmp_path / "lit.cfg.py")
+    text = (GOLDEN / name).read_text()
+    assert text.count(old) == 1, old
+    path = tmp_path / Path(name).name
+    path.write_text(text.replace(old, new))
+    return path
+
+
+@pytest.mark.parametrize(
+    "name, old, new, reported",
+    [
+        # an output of the interpreter, before and after the passes
+        ("pass_cmpsel_icmp_swap.agx", "slot 0: 0x64, 0x64, 0x7, 0x7",
+         "slot 0: 0x64, 0x64, 0x7, 0x8", "slot 0: 0x64, 0x64, 0x7, 0x8"),
+        # a line of the pass's result
+        ("pass_cmpsel_icmp_swap.agx", "; CHECK: %r:32 = icmpsel %tid, u0, #100, u1 cond=ult",
+         "; CHECK: %r:32 = icmpsel %tid, u0, #100, u1 cond=ugt", "cond=ugt"),
+        # a prefix of a line is not the line
+        ("pass_cmpsel_icmp_swap.agx", "; CHECK: %r:32 = icmpsel %tid, u0, #100, u1 cond=ult",
+         "; CHECK: %r:32 = icmpsel %tid, u0, #100, u1", "u0, #100, u1"),
+        # a pass that changes the program fails --expect-unchanged
+        ("pass_cmpsel_icmp_swap.agx", "; CHECK: ; {{.*}}: changed",
+         "; RUN: agxfuzz opt %s -p cmpsel --expect-unchanged\n; CHECK: ; {{.*}}: changed",
+         "--expect-unchanged, but cmpsel reported a change"),
+        # a live set
+        ("liveness_loop_back_edge.agx", "; LIVE: live-out head: %tid %i %acc",
+         "; LIVE: live-out head: %tid %i", "live-out head: %tid %i"),
+        # where a parse error is
+        ("parse_bad_minifloat.agx", "[[FILE]]:6:20:", "[[FILE]]:6:21:", ":6:21:"),
+    ],
+    ids=["output", "result-line", "line-prefix", "unchanged", "live-set", "parse-error"],
+)
+def test_a_wrong_check_fails(tmp_path, name, old, new, reported):
+    path = _copy_golden(tmp_path, name, old, new)
+    with pytest.raises(RunFailed) as failed:
+        run_golden(path)
+    assert path.name in str(failed.value) and reported in str(failed.value), failed.value
+
+
+def test_a_wrong_check_fails_under_lit_with_the_check_named(tmp_path):
+    path = _copy_golden(tmp_path, "pass_cmpsel_icmp_swap.agx", "slot 0: 0x64, 0x64, 0x7, 0x7",
+                        "slot 0: 0x64, 0x64, 0x7, 0x8")
+    done = _lit(path)
+    assert done.returncode == 1
+    assert "FAIL: agxfuzz-golden :: pass_cmpsel_icmp_swap.agx" in done.stdout
+    assert "slot 0: 0x64, 0x64, 0x7, 0x8" in done.stdout, done.stdout
+
+
+def test_a_golden_without_run_or_check_lines_is_refused(tmp_path):
+    text = (GOLDEN / "out_of_fuel.agx").read_text()
+    assert missing_lines(text) == []
+    no_check = text.replace("; INTERP-LABEL: input set 0 (2 threads): out of fuel{{.*}}\n", "")
+    assert missing_lines(no_check) == ["no CHECK line"]
+    no_run = "\n".join(line for line in text.splitlines() if not line.startswith("; RUN:"))
+    assert missing_lines(no_run) == ["no RUN line"]
+    # and FileCheck itself refuses a RUN line whose prefix has no CHECK lines
+    path = tmp_path / "out_of_fuel.agx"
+    shutil.copy(GOLDEN / "lit.cfg.py", tmp_path / "lit.cfg.py")
+    path.write_text(no_check)
+    with pytest.raises(RunFailed, match="INTERP"):
+        run_golden(path)
