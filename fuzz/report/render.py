@@ -220,6 +220,8 @@ def _rules(result: Replay) -> str:
 
 
 def _lanes(result: Replay) -> str:
+    if not result.lanes and not result.lanes_note:  # no pass ran: nothing was compared
+        return ""
     parts = ["<h3>Lanes that differ</h3>"]
     if result.lanes:
         rows = "".join(

@@ -204,6 +204,10 @@ def _replay(record: Record, pass_timeout: float) -> Replay:
         verdict = ("(input)", "liveness", difference) if difference else None
         result = Replay(_status(record, verdict), _status_note(record, verdict),
                         before=_picture("the input program", fn, {}, ""))
+        if result.status == PASSES:
+            result.note = ("agxir's liveness analysis agrees with the reference on this "
+                           "program: the record does not name the analysis that failed (a "
+                           "zoo variant's, say)")
         result.rule_note = "no pass ran: the finding is about an analysis of the input program"
         return result
     finding = harness.check_pipeline(fn, text, pipeline)
@@ -351,11 +355,13 @@ def differences(want, got) -> list[Lane]:
                 lanes.append(Lane(thread, f"output slot {slot}", _hex(x), _hex(y)))
     for name, old in want.memory.items():
         new = got.memory.get(name, b"")
-        for start in range(0, max(len(old), len(new)), 4):
+        size = max(len(old), len(new))
+        for start in range(0, size, 4):
             x, y = old[start:start + 4], new[start:start + 4]
             if x != y:
-                lanes.append(Lane(None, f"buffer {name} bytes {start}..{start + 3}",
-                                  x.hex() or "-", y.hex() or "-"))
+                end = min(start + 4, size) - 1
+                where = f"bytes {start}..{end}" if end > start else f"byte {start}"
+                lanes.append(Lane(None, f"buffer {name} {where}", x.hex() or "-", y.hex() or "-"))
     return lanes
 
 

@@ -127,3 +127,18 @@ def test_other_json_files_are_skipped_with_a_reason(findings, tmp_path):
     assert records == []
     assert sorted((s.path.name, s.reason.split(":")[0]) for s in skipped) == [
         ("broken.json", "not JSON"), ("summary.json", "not a finding record (no pass, oracle and message)")]
+
+
+def test_an_input_liveness_finding_shows_the_input_and_says_why_it_passes_now(tmp_path):
+    """The zoo's wrong liveness analyses find the input program itself: no pass, one
+    picture, and a replay with agxir's own analysis that agrees with the reference."""
+    program = ("func @fuzz() {\nb0:\n  jump -> b1\nb1:\n  %1:32 = phi [#0, b0]\n  stop\n}\n")
+    (tmp_path / "input-liveness.agx").write_text(program)
+    (tmp_path / "input-liveness.json").write_text(json.dumps({
+        "pass": "(input)", "oracle": "liveness", "message": "live_in[b1]: analysis has extra %1",
+        "pipeline": [], "flags": [], "file": "input-liveness.agx", "inputs": None}))
+    result = replay(load_record(tmp_path / "input-liveness.json"))
+    assert result.status == PASSES and "does not name the analysis" in result.note
+    assert result.after is None and result.before.label == "the input program"
+    assert '"b0" -> "b1";' in result.before.dot
+    assert result.lanes == [] and result.lanes_note == ""
