@@ -1,9 +1,10 @@
 """Per-run state the emitted code talks to: device memory, outputs and undefined behaviour.
 
-Buffers are placed as `oracles.memory_model` says. The threads of one input set are one wave:
-a ballot reduces over the lanes of its set that run it, and is undefined once the set's
-threads have taken different ways at a branch (the runner marks the set `diverged`, and it
-stays so: see `ballot`) or when the set has more threads than a 32-bit mask has bits. Each input set has its own memory. Two threads of one input set touching the same byte,
+Buffers are placed as `oracles.memory_model` says. The threads of one input set are one wave
+for a ballot (up to 32 threads; a larger run is several waves of 32, thread t in wave t // 32
+giving bit t mod 32, as AGX would split it): a ballot reduces over the lanes of its wave that
+run it, and is undefined once the wave's threads have taken different ways at a branch (the
+runner marks the wave `diverged`, and it stays so: see `ballot`). Each input set has its own memory. Two threads of one input set touching the same byte,
 where at least one of them writes it, is a data race and undefined: the result would
 otherwise depend on the order threads are scheduled in, which passes may change.
 """
@@ -17,7 +18,6 @@ from oracles.outcomes import OutOfFuel, Undefined
 
 _VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 DIVERGENT_BALLOT = "ballot in divergent control flow"
-WIDE_BALLOT = "ballot of more than 32 threads"
 WAVE_WIDTH = 32
 
 
@@ -49,9 +49,11 @@ class Lanes:
         self.fate: list[Undefined | OutOfFuel | None] = [None] * self.n_sets
         self.dead_sets = np.zeros(self.n_sets, dtype=bool)
         self.newly_dead = False
-        self.diverged = np.zeros(self.n_sets, dtype=bool)
-        self.set_starts = np.searchsorted(lane_set, np.arange(self.n_sets))
-        self.wide_sets = np.bincount(lane_set, minlength=self.n_sets) > WAVE_WIDTH
+        # Lanes are grouped by set, threads in order: a wave starts at every 32nd thread.
+        starts = (tid % WAVE_WIDTH) == 0
+        self.wave_of = np.cumsum(starts) - 1
+        self.wave_starts = np.flatnonzero(starts)
+        self.diverged = np.zeros(len(self.wave_starts), dtype=bool)
 
     # --- fates -------------------------------------------------------------------------------
     def undefined(self, lanes_hit, reason: str) -> None:
@@ -142,27 +144,25 @@ class Lanes:
 
     # --- the wave --------------------------------------------------------------------------------
     def branched(self, act, cond) -> None:
-        """Marks diverged every set whose lanes at this branch go both ways."""
-        sets = self.n_sets
-        taken = np.bincount(self.lane_set[act & cond], minlength=sets) > 0
-        self.diverged |= taken & (np.bincount(self.lane_set[act & ~cond], minlength=sets) > 0)
+        """Marks diverged every wave whose lanes at this branch go both ways."""
+        waves = len(self.wave_starts)
+        taken = np.bincount(self.wave_of[act & cond], minlength=waves) > 0
+        self.diverged |= taken & (np.bincount(self.wave_of[act & ~cond], minlength=waves) > 0)
 
     def ballot(self, cond, act) -> np.ndarray:
-        """Per lane, the mask of its set's lanes that run this with `cond` true (bit = thread
-        id). Defined only while the set has not diverged: then every unfinished thread of the
-        set is here, in the same dynamic instance, on the SSA and the machine level alike.
-        After a divergent branch the interpreter's schedule (which lanes happen to wait at a
-        block together) would decide the result, so it is undefined, as a data race is."""
-        wrong = self.diverged | self.wide_sets
-        if wrong.any():
-            hit = act & wrong[self.lane_set]
+        """Per lane, the mask of its wave's lanes that run this with `cond` true (bit = thread
+        id mod 32). Defined only while the wave has not diverged: then every unfinished
+        thread of the wave is here, in the same dynamic instance, on the SSA and the machine
+        level alike. After a divergent branch the interpreter's schedule (which lanes happen
+        to wait at a block together, maybe from different loop iterations) would decide the
+        result, so it is undefined, as a data race is."""
+        if self.diverged.any():
+            hit = act & self.diverged[self.wave_of]
             if hit.any():
-                lane = int(np.flatnonzero(hit)[0])
-                wide = bool(self.wide_sets[self.lane_set[lane]])
-                self.undefined(hit, WIDE_BALLOT if wide else DIVERGENT_BALLOT)
-        on = act & cond & (self.tid < WAVE_WIDTH)
-        bits = np.where(on, np.uint64(1) << (self.tid & np.uint64(WAVE_WIDTH - 1)), np.uint64(0))
-        return np.bitwise_or.reduceat(bits, self.set_starts)[self.lane_set]
+                self.undefined(hit, DIVERGENT_BALLOT)
+        bit = np.uint64(1) << (self.tid & np.uint64(WAVE_WIDTH - 1))
+        bits = np.where(act & cond, bit, np.uint64(0))
+        return np.bitwise_or.reduceat(bits, self.wave_starts)[self.wave_of]
 
     def export(self, slot: int, value, act) -> None:
         self.outputs[act, slot] = value[act]

@@ -12,7 +12,7 @@ from agxir.opcodes import OPCODES
 from agxir.text import parse_function
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
-from oracles.interp.lanes import DIVERGENT_BALLOT, WIDE_BALLOT
+from oracles.interp.lanes import DIVERGENT_BALLOT
 from oracles.machine.wave import run_wave
 from oracles.outcomes import Returned, Undefined
 from oracles.smt import encode_instruction
@@ -84,13 +84,20 @@ def test_a_ballot_after_a_divergent_branch_is_undefined_but_not_before_or_withou
     assert _outputs(none_taken, 1) == [0b1110] * 4
 
 
-def test_a_ballot_of_more_than_32_threads_is_undefined():
+def test_a_run_of_more_than_32_threads_is_waves_of_32_each_diverging_alone():
     fn = parse_function(UNIFORM)
     small, big = CompiledFunction(fn).run(
-        [InputSet(32, {"u0": 40, "u1": 1}), InputSet(33, {"u0": 40, "u1": 1})]
+        [InputSet(32, {"u0": 40, "u1": 1}), InputSet(40, {"u0": 35, "u1": 1})]
     )
     assert _outputs(small, 0) == [0xFFFFFFFF] * 32
-    assert big == Undefined(WIDE_BALLOT, 0)
+    assert _outputs(big, 0) == [0xFFFFFFFF] * 32 + [0b111] * 8  # threads 32..34: bits 0..2
+    fn = parse_function(DIVERGENT)
+    # Threads 0..39 all take `then` when u0 = 40; with u0 = 36 only the second wave splits.
+    together, second_split = CompiledFunction(fn).run(
+        [InputSet(40, {"u0": 40}), InputSet(40, {"u0": 36})]
+    )
+    assert _outputs(together, 0) == [0xFFFFFFFE] * 32 + [0xFF] * 8
+    assert second_split == Undefined(DIVERGENT_BALLOT, 32)
 
 
 @pytest.mark.parametrize("pipeline", MACHINE_PIPELINES, ids="-".join)
@@ -98,7 +105,8 @@ def test_the_machine_pipelines_keep_the_ballots(pipeline):
     """The wave interpreter reduces over the active lanes: after lower-cf, a ballot in the
     uniform `then` region sees the lanes that took it, as the SSA program does."""
     fn = parse_function(UNIFORM)
-    inputs = [InputSet(6, {"u0": 2, "u1": 0}), InputSet(5, {"u0": 3, "u1": 1})]
+    inputs = [InputSet(6, {"u0": 2, "u1": 0}), InputSet(5, {"u0": 3, "u1": 1}),
+              InputSet(40, {"u0": 35, "u1": 0})]
     expected = CompiledFunction(fn).run(inputs)
     lowered = clone_function(fn)
     for name in pipeline:
