@@ -25,6 +25,8 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
         "pass_changes": {name: stats.pass_changes.get(name, 0) for name in units},
         "rule_hits": {f"{pass_name}/{rule}": count
                       for (pass_name, rule), count in sorted(stats.rule_hits.items())},
+        "pass_never_changed": [name for name in units if not stats.pass_changes.get(name)],
+        "guidance": guidance_report(result),
         "duplicate_findings": result.duplicates,
         # What a reader must know before trusting the counts: none of these is a green run.
         "interrupted": result.interrupted,
@@ -45,6 +47,32 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
             }
             for number, (finding, files) in enumerate(result.findings)
         ],
+    }
+
+
+def guidance_report(result: CampaignResult) -> dict | None:
+    """Features reached, the corpus, fresh programs against mutants, coverage sampling and
+    its cost (the numbers the summary prints)."""
+    corpus, stats = result.corpus, result.stats
+    if corpus is None:
+        return None
+    plain = stats.programs - stats.coverage_programs
+    return {
+        "on": corpus.on,
+        "features": len(corpus.features),
+        "features_by_kind": corpus.by_kind(),
+        "features_not_in_stored_corpus": len(corpus.features) - corpus.loaded_features,
+        "corpus_size": corpus.size if corpus.on else 0,
+        "corpus_loaded": len(corpus.loaded),
+        "corpus_new": corpus.added,
+        "corpus_stored": corpus.stored,
+        "corpus_other_versions": {str(v): n for v, n in sorted(corpus.other_versions.items())},
+        "fresh_programs": stats.fresh_programs,
+        "mutant_programs": stats.mutant_programs,
+        "coverage_programs": stats.coverage_programs,
+        "coverage_ms_per_program": round(1e3 * stats.coverage_seconds / stats.coverage_programs, 3)
+        if stats.coverage_programs else None,
+        "plain_ms_per_program": round(1e3 * stats.plain_seconds / plain, 3) if plain else None,
     }
 
 

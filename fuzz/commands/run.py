@@ -38,7 +38,11 @@ def _print_summary(result, units, seed: int) -> None:
         changed = stats.pass_changes.get(unit.name, 0)
         share = f"{100 * changed / runs:5.1f}%" if runs else "    -"
         print(f"  {unit.name:<24} {changed:>7} / {runs:<7} {share}")
+    still = [unit.name for unit in units if not stats.pass_changes.get(unit.name)]
+    if still and stats.programs:  # a pass that silently stopped optimizing is a regression too
+        print(f"  never changed a program: {', '.join(still)}")
     _print_rule_hits(stats, units)
+    _print_guidance(result)
     if result.restored:
         print(f"written at start: {len(result.restored)} findings the database recorded but a "
               "killed run never wrote")
@@ -84,6 +88,35 @@ def _print_rule_hits(stats, units) -> None:
             print(f"  {'':<24}   {line}")
 
 
+def _print_guidance(result) -> None:
+    """Features reached, the corpus, fresh programs against mutants, the coverage cost."""
+    corpus, stats = result.corpus, result.stats
+    if corpus is None:
+        return
+    kinds = ", ".join(f"{kind} {count}" for kind, count in corpus.by_kind().items())
+    new = len(corpus.features) - corpus.loaded_features
+    print(f"features reached: {len(corpus.features)} ({kinds}); {new} not in the stored corpus")
+    if corpus.on:
+        print(f"corpus: {corpus.size} entries ({len(corpus.loaded)} loaded, {corpus.added} new "
+              f"from this run, {corpus.stored} of them stored)")
+        print(f"programs: {stats.fresh_programs} fresh, {stats.mutant_programs} mutants of "
+              "corpus entries")
+    else:
+        print("guidance off: every program fresh from the seed, the corpus neither read nor written")
+    for version, count in sorted(corpus.other_versions.items()):
+        print(f"corpus of generator version {version}: {count} entries, left alone (this "
+              "generator reads its choices differently)")
+    sampled, plain = stats.coverage_programs, stats.programs - stats.coverage_programs
+    if sampled and plain and stats.plain_seconds:
+        under = stats.coverage_seconds / sampled
+        without = stats.plain_seconds / plain
+        extra = (stats.coverage_seconds - sampled * without) / (stats.plain_seconds
+                                                                  + sampled * without)
+        print(f"coverage: {sampled} programs under coverage.py ({sampled / stats.programs:.1%} "
+              f"of them), {1e3 * under:.1f} ms each against {1e3 * without:.1f} ms plain: "
+              f"{extra:+.1%} checking time")
+
+
 def _shard(text: str | None) -> tuple[int, int]:
     """`--shard K/N` as (K, N), 1 <= K <= N."""
     if text is None:
@@ -116,6 +149,10 @@ def run_campaign_command(args) -> int:
     from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 
     units, pipelines = units_under_test(args)
+    coverage_every = getattr(args, "coverage_every", 20)
+    if coverage_every < 0:
+        raise UsageError(f"agxfuzz: --coverage-every {coverage_every}: expected 0 or more")
+    guidance = getattr(args, "guidance", "on") == "on"
     if getattr(args, "html", None):  # refuse now, not after the campaign, when dot is missing
         from fuzz.commands.report import require_dot
 
@@ -131,11 +168,13 @@ def run_campaign_command(args) -> int:
           + (f"{args.examples} programs" if args.examples else f"{args.time:g} s")
           + f", {len(units)} passes under test, {len(pipelines)} pipelines"
           + (f", shard {shard[0]}/{shard[1]}" if shard != (1, 1) else "")
-          + f", db {db.location}", flush=True)
+          + f", db {db.location}, guidance {'on' if guidance else 'off'}"
+          + (f", coverage 1 in {coverage_every}" if coverage_every else ""), flush=True)
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
         fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
         pass_memory_mb=getattr(args, "pass_memory", 4096) or None, shard=shard, db=db,
+        guidance=guidance, coverage_every=coverage_every,
     )
     tty = sys.stdout.isatty()
 
