@@ -81,7 +81,8 @@ def replay(record: Record, *, pass_timeout: float = 10.0) -> Replay:
         return Replay(NOT_REPLAYED, f"the replay failed: {value}")
     if kind == "hung":
         return Replay(NOT_REPLAYED, f"the replay did not finish within {seconds:g} s")
-    return Replay(NOT_REPLAYED, f"the replay's process {describe_death(value)}")
+    return Replay(NOT_REPLAYED, f"the replay's process {describe_death(value)}: the pass "
+                  "took it down")
 
 
 def replay_here(record: Record, pass_timeout: float) -> Replay:

@@ -142,3 +142,27 @@ def test_an_input_liveness_finding_shows_the_input_and_says_why_it_passes_now(tm
     assert result.after is None and result.before.label == "the input program"
     assert '"b0" -> "b1";' in result.before.dot
     assert result.lanes == [] and result.lanes_note == ""
+
+
+def test_a_pass_that_hangs_or_kills_its_process_is_shown_never_raised(tmp_path):
+    from tests.fuzz.report.findings_dir import CMPSEL
+
+    module = tmp_path / "hostile.py"
+    module.write_text("import os\n\ndef spin(fn):\n    while True:\n        pass\n\n"
+                      "def leave(fn):\n    os._exit(7)\n")
+    record = tmp_path / "spin.json"
+    (tmp_path / "spin.agx").write_text(CMPSEL)
+    record.write_text(json.dumps({
+        "pass": "hostile:spin", "oracle": "timeout", "message": "the pass ran longer than 0.5 s",
+        "pipeline": ["hostile:spin"], "flags": ["--pass", f"{module}:spin"],
+        "file": "spin.agx", "inputs": None}))
+    spun = replay(load_record(record), pass_timeout=0.5)
+    assert spun.status == SAME and spun.after is None
+    assert spun.after_error == "the pass ran longer than 0.5 s" and spun.before.dot
+    data = json.loads(record.read_text())
+    data.update({"pass": "hostile:leave", "oracle": "crash", "pipeline": ["hostile:leave"],
+                 "flags": ["--pass", f"{module}:leave"]})
+    record.write_text(json.dumps(data))
+    left = replay(load_record(record))
+    assert left.status == NOT_REPLAYED
+    assert left.note == "the replay's process exited with status 7: the pass took it down"
