@@ -3,8 +3,9 @@
 Buffers are placed as `oracles.memory_model` says. The threads of one input set are one wave
 for a ballot (up to 32 threads; a larger run is several waves of 32, thread t in wave t // 32
 giving bit t mod 32, as AGX would split it): a ballot reduces over the lanes of its wave that
-run it, and is undefined once the wave's threads have taken different ways at a branch (the
-runner marks the wave `diverged`, and it stays so: see `ballot`). Each input set has its own memory. Two threads of one input set touching the same byte,
+run it, and is undefined while the wave's threads have taken different ways at a branch (the
+runner marks the wave `diverged`) and have not yet met again, all of them, in a block on no
+cycle of the CFG (`rejoined`: see `ballot`). Each input set has its own memory. Two threads of one input set touching the same byte,
 where at least one of them writes it, is a data race and undefined: the result would
 otherwise depend on the order threads are scheduled in, which passes may change.
 """
@@ -149,13 +150,24 @@ class Lanes:
         taken = np.bincount(self.wave_of[act & cond], minlength=waves) > 0
         self.diverged |= taken & (np.bincount(self.wave_of[act & ~cond], minlength=waves) > 0)
 
+    def rejoined(self, act, unfinished) -> None:
+        """Before a block on no cycle runs: a wave whose unfinished lanes are all here has
+        rejoined. Each lane runs such a block at most once, so they are all in the same
+        dynamic instance of it, as the machine level runs it (once, every one of them
+        active). In a block on a cycle, lanes waiting together may be in different
+        iterations, so only a wave that never split there counts as together."""
+        waves = len(self.wave_starts)
+        here = np.bincount(self.wave_of[act], minlength=waves)
+        left = np.bincount(self.wave_of[unfinished], minlength=waves)
+        self.diverged &= ~((here == left) & (here > 0))
+
     def ballot(self, cond, act) -> np.ndarray:
         """Per lane, the mask of its wave's lanes that run this with `cond` true (bit = thread
-        id mod 32). Defined only while the wave has not diverged: then every unfinished
+        id mod 32). Defined only while the wave is not diverged: then every unfinished
         thread of the wave is here, in the same dynamic instance, on the SSA and the machine
-        level alike. After a divergent branch the interpreter's schedule (which lanes happen
-        to wait at a block together, maybe from different loop iterations) would decide the
-        result, so it is undefined, as a data race is."""
+        level alike. Otherwise the interpreter's schedule (which lanes happen to wait at a
+        block together, maybe from different loop iterations) would decide the result, so
+        it is undefined, as a data race is."""
         if self.diverged.any():
             hit = act & self.diverged[self.wave_of]
             if hit.any():

@@ -33,6 +33,7 @@ class CompiledBlock:
     run: Callable
     length: int
     targets: tuple[int, ...]  # scheduling positions of the successors
+    acyclic: bool  # on no cycle of the CFG: a lane runs it at most once
 
 
 class CompiledFunction:
@@ -50,8 +51,9 @@ class CompiledFunction:
             (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
         )
         self.escaping = _values_used_outside_their_block(fn)
-        # Only a function with a ballot needs to know where its waves diverge.
+        # Only a function with a ballot needs to know where its waves diverge and rejoin.
         self.tracks_divergence = any(ins.opcode.wave for ins in fn.instructions())
+        cyclic = _blocks_on_cycles(self.order) if self.tracks_divergence else set()
         emitter = NumpyEmitter()
         sources = [self._emit_block(emitter, block, number) for block in self.order]
         self.source = "\n\n".join(sources)
@@ -64,6 +66,7 @@ class CompiledFunction:
                 _compiled_block(source),
                 len(block.instructions),
                 tuple(position[t] for t in block.successors),
+                block not in cyclic,
             )
             for block, source in zip(self.order, sources, strict=True)
         ]
@@ -149,6 +152,8 @@ class CompiledFunction:
                 # Lanes elsewhere may still need the values this block redefines, unless
                 # this is the first time it runs or every live lane is here.
                 unmasked = first[pos] or active == alive
+                if self.tracks_divergence and compiled.acyclic:
+                    X.rejoined(act, at != _DONE)
                 cond = compiled.run(
                     values, uniform_arrays, constants, act, came_from, unmasked, X, tid
                 )
@@ -238,6 +243,22 @@ def _compiled_block(source: str) -> Callable:
         exec(compile(source, "<agx block>", "exec"), namespace)
         function = _BLOCK_CACHE[source] = namespace["block"]
     return function
+
+
+def _blocks_on_cycles(blocks: list[Block]) -> set[Block]:
+    """The blocks some path leads from back to themselves."""
+    on_cycles = set()
+    for block in blocks:
+        seen, stack = set(), list(block.successors)
+        while stack:
+            b = stack.pop()
+            if b is block:
+                on_cycles.add(block)
+                break
+            if b not in seen:
+                seen.add(b)
+                stack.extend(b.successors)
+    return on_cycles
 
 
 def _values_used_outside_their_block(fn: Function) -> set:

@@ -73,7 +73,32 @@ def test_a_ballot_is_the_mask_of_the_threads_whose_condition_holds():
     assert _outputs(second, 2) == [None] * 3
 
 
-def test_a_ballot_after_a_divergent_branch_is_undefined_but_not_before_or_without_one():
+REJOINED = """
+func @rejoined(u0:32, u1:32) {
+entry:
+  %x:32 = get_sr sr=thread_id
+  if_icmp %x, u0 cond=ult inv=0 -> then, join
+then:
+  jump -> join
+join:
+  %m:32 = ballot %x
+  export %m slot=0
+  jump -> loop
+loop:
+  %i:32 = phi [#0, join], [%i2, loop]
+  %i2:32 = iadd %i, #1 shift=0
+  %n:32 = icmp_ballot %i2, #2 cond=ugt inv=0
+  export %n slot=1
+  if_icmp %i2, %x cond=ult inv=0 -> loop, exit
+exit:
+  %k:32 = ballot #1
+  export %k slot=2
+  stop
+}
+"""
+
+
+def test_a_ballot_in_a_divergent_branch_is_undefined_but_not_before_or_without_one():
     fn = parse_function(DIVERGENT)
     split, all_taken, none_taken = CompiledFunction(fn).run(
         [InputSet(4, {"u0": 2}), InputSet(4, {"u0": 9}), InputSet(4, {"u0": 0})]
@@ -82,6 +107,22 @@ def test_a_ballot_after_a_divergent_branch_is_undefined_but_not_before_or_withou
     # When every thread goes the same way the wave has not diverged.
     assert _outputs(all_taken, 0) == [0b1110] * 4
     assert _outputs(none_taken, 1) == [0b1110] * 4
+
+
+def test_threads_rejoin_in_a_block_on_no_cycle_but_not_in_a_loop():
+    fn = parse_function(REJOINED)
+    (joined,) = CompiledFunction(fn).run([InputSet(4, {"u0": 2})])
+    # The if/else joined: every thread runs `join`'s ballot together; the loop exits when
+    # i2 >= x, so thread 0 and 1 leave after one trip and the rest diverge from them.
+    assert joined == Undefined(DIVERGENT_BALLOT, 2)
+    (uniform_loop,) = CompiledFunction(fn).run([InputSet(1, {"u0": 2})])
+    assert _outputs(uniform_loop, 0) == [0]  # thread 0: x = 0, a zero condition
+    assert _outputs(uniform_loop, 2) == [1]
+    fn = parse_function(REJOINED.replace("if_icmp %i2, %x", "if_icmp %i2, #3"))
+    (rejoined,) = CompiledFunction(fn).run([InputSet(4, {"u0": 2})])
+    assert _outputs(rejoined, 0) == [0b1110] * 4
+    assert _outputs(rejoined, 1) == [0b1111] * 4  # the third trip: i2 = 3 > 2
+    assert _outputs(rejoined, 2) == [0b1111] * 4
 
 
 def test_a_run_of_more_than_32_threads_is_waves_of_32_each_diverging_alone():
@@ -103,15 +144,22 @@ def test_a_run_of_more_than_32_threads_is_waves_of_32_each_diverging_alone():
 @pytest.mark.parametrize("pipeline", MACHINE_PIPELINES, ids="-".join)
 def test_the_machine_pipelines_keep_the_ballots(pipeline):
     """The wave interpreter reduces over the active lanes: after lower-cf, a ballot in the
-    uniform `then` region sees the lanes that took it, as the SSA program does."""
-    fn = parse_function(UNIFORM)
-    inputs = [InputSet(6, {"u0": 2, "u1": 0}), InputSet(5, {"u0": 3, "u1": 1}),
-              InputSet(40, {"u0": 35, "u1": 0})]
-    expected = CompiledFunction(fn).run(inputs)
-    lowered = clone_function(fn)
-    for name in pipeline:
-        MACHINE_PASSES[name].run(lowered)
-    assert run_wave(lowered, inputs) == expected
+    uniform `then` region sees the lanes that took it, and one after a divergent if/else
+    joined sees them all, as the SSA program does."""
+    rejoined = REJOINED.replace("if_icmp %i2, %x", "if_icmp %i2, #3")
+    cases = (
+        (UNIFORM, [InputSet(6, {"u0": 2, "u1": 0}), InputSet(5, {"u0": 3, "u1": 1}),
+                   InputSet(40, {"u0": 35, "u1": 0})]),
+        (rejoined, [InputSet(4, {"u0": 2}), InputSet(36, {"u0": 33})]),
+    )
+    for text, inputs in cases:
+        fn = parse_function(text)
+        expected = CompiledFunction(fn).run(inputs)
+        assert all(isinstance(outcome, Returned) for outcome in expected)
+        lowered = clone_function(fn)
+        for name in pipeline:
+            MACHINE_PASSES[name].run(lowered)
+        assert run_wave(lowered, inputs) == expected
 
 
 def test_z3_proves_ballots_equal_exactly_when_their_conditions_agree():
