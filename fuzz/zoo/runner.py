@@ -58,9 +58,11 @@ class ZooOutcome:
 
 
 def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: Path,
-                beside: list | None = None) -> ZooOutcome:
+                beside: list | None = None, guidance: bool = False,
+                coverage_every: int = 0) -> ZooOutcome:
     """`beside`: more pipelines every program also runs (right passes: they add the default
-    campaign's cost per program, and no finding of their own)."""
+    campaign's cost per program, and no finding of their own). `guidance`, `coverage_every`:
+    as `CampaignConfig`'s (off by default: the blind stream the zoo's tables were timed on)."""
     from agxir.text import parse_function
 
     pipelines = [variant.pipeline(), *(beside or [])]
@@ -72,6 +74,8 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
         fail_fast=True,
         liveness_analysis=variant.liveness,
         address_heavy=variant.address_heavy,
+        guidance=guidance,
+        coverage_every=coverage_every,
     )
     replay_flags = _replay_flags(pipelines[0])
     store = FindingStore(out / variant.name, replay_flags)
