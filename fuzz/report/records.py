@@ -11,6 +11,7 @@ for reading what there is.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,12 +65,16 @@ class Skipped:
 
 
 def record_paths(directory: Path) -> list[Path]:
-    """Every `*.json` under `directory` but the input sets, in path order."""
-    return sorted(
-        path for path in directory.rglob("*.json")
-        if path.is_file() and not path.name.endswith(".inputs.json")
-        and not path.name.startswith(".")
-    )
+    """Every `*.json` under `directory` but the input sets, in path order. Hidden files and
+    directories are not looked into: the campaign database (`.agxfuzz-db`) lives there, and
+    temporary files being written."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        found += [Path(root) / name for name in files
+                  if name.endswith(".json") and not name.endswith(".inputs.json")
+                  and not name.startswith(".")]
+    return sorted(found)
 
 
 def load_record(path: Path) -> Record | Skipped:

@@ -123,6 +123,8 @@ def test_other_json_files_are_skipped_with_a_reason(findings, tmp_path):
     (tmp_path / "summary.json").write_text('{"seed": 1}')
     (tmp_path / "broken.json").write_text('{"pass": ')
     (tmp_path / "x.inputs.json").write_text("[]")
+    (tmp_path / ".agxfuzz-db" / "marks").mkdir(parents=True)  # the campaign's database
+    (tmp_path / ".agxfuzz-db" / "marks" / "entry.json").write_text("{}")
     records, skipped = load_records(tmp_path)
     assert records == []
     assert sorted((s.path.name, s.reason.split(":")[0]) for s in skipped) == [
