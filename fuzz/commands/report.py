@@ -60,5 +60,6 @@ def write_report(output: str | Path, directory: str | Path, *, records=None,
     replayed = "" if report.replayed == report.findings else (
         f", {report.findings - report.replayed} not replayable")
     skipped = f", {report.skipped} other JSON files skipped" if report.skipped else ""
-    print(f"report: {output}: {report.findings} findings{replayed}{skipped}, "
+    count = f"{report.findings} finding{'' if report.findings == 1 else 's'}"
+    print(f"report: {output}: {count}{replayed}{skipped}, "
           f"{report.pictures} CFG pictures, {size / 1024:.0f} KB in {report.seconds:.1f} s")
