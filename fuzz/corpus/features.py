@@ -92,7 +92,10 @@ class CoverageSampler:
                 self.unavailable = "coverage.py is not installed"
                 return
             include = [str(_AGXIR / package / "*") for package in UNDER_TEST]
-            self._coverage = coverage.Coverage(branch=True, include=include, data_file=None)
+            self._coverage = coverage.Coverage(branch=True, include=include, data_file=None,
+                                               config_file=False)
+            # A sampled program may run no code of the passes (none applies to it).
+            self._coverage.set_option("run:disable_warnings", ["no-data-collected"])
             self._root = str(_AGXIR.parent) + "/"
 
     def wants(self, index: int) -> bool:

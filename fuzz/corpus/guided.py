@@ -10,6 +10,10 @@ parent, the campaign had not) enters the corpus as a `CorpusEntry` (bytes, featu
 origin). With guidance off, programs are the blind stream (`ChoiceSource.from_seed`, which
 tests pin) and features are only counted.
 
+Which entry to mutate: each entry is weighted by how rare the rarest feature it brought is
+(1 / the number of programs that reached it so far), so mutation goes where few programs
+have been, as AFL's and libFuzzer's schedules do; the weights cost a few features per entry.
+
 Each worker keeps its own corpus (the stored corpus it started from plus what it found) and
 sends its new entries to the parent, which keeps those new to the whole campaign in the
 campaign database (`fuzz.corpus.db`, keyed by generator version): workers share what they
@@ -104,17 +108,28 @@ class WorkerGuide:
         self.version = GENERATOR_VERSION
         self.sampler = CoverageSampler(config.coverage_every)
         self.seen: set[str] = set()
+        self.hits: Counter = Counter()  # programs that reached each feature (guidance on)
         self.corpus: list[tuple[CorpusEntry, list]] = []
+        self.brought: list[tuple[str, ...]] = []  # per entry: the features it was first to reach
         for entry in entries:
+            new = entry.features - self.seen
             self.seen |= entry.features
             if self.on:
-                self._keep(entry)
+                self.hits.update(entry.features)
+                self._keep(entry, new or entry.features)
 
-    def _keep(self, entry: CorpusEntry, frames: list | None = None) -> None:
+    def _keep(self, entry: CorpusEntry, brought, frames: list | None = None) -> None:
         if frames is None:
             frames = []
             replay(entry.choices, self.config, frames)
         self.corpus.append((entry, frames))
+        self.brought.append(tuple(brought))
+
+    def _pick(self, rng: random.Random) -> int:
+        """An entry, weighted by the rarity of the rarest feature it brought."""
+        hits = self.hits
+        weights = [1.0 / max(1, min(hits[f] for f in brought)) for brought in self.brought]
+        return rng.choices(range(len(weights)), weights)[0]
 
     def next(self, index: int):
         """(case, fn, inputs, frames) of program `index`."""
@@ -126,7 +141,7 @@ class WorkerGuide:
             return Case(index, None, "blind"), fn, inputs, None
         rng = random.Random(f"agxfuzz-guide:{config.seed}:{index}")
         if self.corpus and rng.random() < MUTANT_SHARE:
-            entry, frames = self.corpus[rng.randrange(len(self.corpus))]
+            entry, frames = self.corpus[self._pick(rng)]
             donor = self.corpus[rng.randrange(len(self.corpus))][0].choices
             choices, done = mutate(entry.choices, rng, frames=frames, donors=[donor])
             frames = []
@@ -138,6 +153,8 @@ class WorkerGuide:
 
     def observe(self, case: Case, features: set[str], frames: list | None):
         """(features new to this worker, the corpus entry they earn or None)."""
+        if self.on:
+            self.hits.update(features)
         new = features - self.seen
         if not new:
             return new, None
@@ -145,7 +162,7 @@ class WorkerGuide:
         if not self.on:
             return new, None
         entry = CorpusEntry(case.choices, self.version, frozenset(features), case.origin)
-        self._keep(entry, frames)
+        self._keep(entry, new, frames)
         return new, entry
 
 

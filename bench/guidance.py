@@ -1,0 +1,139 @@
+"""Guidance against blind search: time to detection per zoo variant, and features reached
+per minute, with and without the coverage-guided corpus.
+
+    python bench/guidance.py [--seeds 1,2,3,4,5] [--time-per-bug S] [--only NAMES]
+                             [--features-seconds S] [--jobs J]
+
+Detection: each variant's own zoo campaign (`fuzz.zoo.runner.run_variant`, the variant's
+pipeline, one job by default so a seed's programs are the same whatever the load) at each
+seed, blind (guidance off, no coverage: the stream `agxfuzz zoo` times) and guided
+(guidance on, coverage one program in 20: what `agxfuzz run` does by default). A seed that
+does not catch the variant within the budget counts as the budget. Seconds depend on the
+machine's load; programs to detection do not (with one job), so both are printed.
+
+Features: the default campaign (`agxfuzz run`'s pipelines) for `--features-seconds` per
+seed, coverage one in 20 both ways (arcs are features either way), features reached per
+minute without and with guidance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+# The hard variants at default cost (docs/performance.md) and a few quick ones.
+DEFAULT_ONLY = (
+    "cmpsel-any-condition,copyprop-narrow-without-abs,copyprop-immediate-drops-neg,"
+    "fmov-prop-neg-neg,fmov-rev-widening,fmov-rev-ignores-phi-uses,inline-imm-64bit-phi,"
+    "shift-fuse-two-bit-field,dce-ignores-phi-uses,old-shift-model,cf-break-wrong-nesting,"
+    "copies-no-cycle-breaking,reuse-misses-phi-copy-reads,schedule-ignores-memory-order"
+)
+MODES = (("blind", False, 0), ("guided", True, 20))
+
+
+def detection(args) -> None:
+    from fuzz.commands.zoo import _variants
+    from fuzz.zoo.runner import run_variant
+
+    seeds = [int(s) for s in args.seeds.split(",")]
+    variants = _variants(argparse.Namespace(only=args.only))
+    print(f"time to detection, {len(variants)} variants x seeds {args.seeds}, up to "
+          f"{args.time_per_bug:g} s each, {args.jobs} job(s); load average "
+          f"{os.getloadavg()[0]:.2f} at the start", flush=True)
+    print(f"{'variant':<38} {'blind s med/worst':>18} {'guided s med/worst':>19} "
+          f"{'blind progs med/worst':>22} {'guided progs med/worst':>23}")
+    totals = {mode: [] for mode, _, _ in MODES}
+    with tempfile.TemporaryDirectory() as directory:
+        for variant in variants:
+            row = {}
+            for mode, guidance, every in MODES:
+                seconds, programs, missed = [], [], 0
+                for seed in seeds:
+                    outcome = run_variant(variant, seconds=args.time_per_bug, seed=seed,
+                                          jobs=args.jobs, out=Path(directory) / mode,
+                                          guidance=guidance, coverage_every=every)
+                    caught = outcome.caught and outcome.seconds is not None
+                    missed += not caught
+                    seconds.append(outcome.seconds if caught else args.time_per_bug)
+                    programs.append(outcome.programs if caught else None)
+                totals[mode].append(statistics.median(seconds))
+                row[mode] = (seconds, programs, missed)
+            cells = []
+            for mode, _, _ in MODES:
+                seconds, _, missed = row[mode]
+                miss = f" ({missed} missed)" if missed else ""
+                cells.append(f"{statistics.median(seconds):.2f}/{max(seconds):.2f}{miss}")
+            for mode, _, _ in MODES:
+                programs = row[mode][1]
+                caught = [p for p in programs if p is not None]
+                worst = "-" if None in programs else str(max(programs))
+                cells.append(f"{statistics.median(caught) if caught else '-'}/{worst}")
+            print(f"{variant.name:<38} {cells[0]:>18} {cells[1]:>19} {cells[2]:>22} {cells[3]:>23}",
+                  flush=True)
+            for mode, _, _ in MODES:
+                per_seed = " ".join(
+                    f"{s:.2f}s/{p if p is not None else 'missed'}"
+                    for s, p in zip(row[mode][0], row[mode][1], strict=True))
+                print(f"    {mode:<7} per seed: {per_seed}", flush=True)
+    print("median of the variants' median seconds: "
+          + ", ".join(f"{mode} {statistics.median(values):.2f}" for mode, values in totals.items()))
+
+
+def features_per_minute(args) -> None:
+    from fuzz.campaign import CampaignConfig, run_campaign
+    from fuzz.commands.zoo import _default_pipelines
+
+    pipelines = _default_pipelines()
+    seeds = [int(s) for s in args.seeds.split(",")][: args.feature_seeds]
+    print(f"features reached per minute: the default campaign ({len(pipelines)} pipelines), "
+          f"{args.features_seconds:g} s per seed, seeds {seeds}, {args.jobs} job(s), coverage "
+          f"1 in 20 both ways; load average {os.getloadavg()[0]:.2f} at the start", flush=True)
+    for mode, guidance in (("blind", False), ("guided", True)):
+        rates, programs = [], []
+        for seed in seeds:
+            config = CampaignConfig(seed=seed, pipelines=pipelines, seconds=args.features_seconds,
+                                    jobs=args.jobs, reduce_seconds=0, guidance=guidance,
+                                    coverage_every=20)
+            started = time.monotonic()
+            result = run_campaign(config, None)
+            minutes = (time.monotonic() - started) / 60
+            rates.append(len(result.corpus.features) / minutes)
+            programs.append(result.stats.programs)
+            kinds = ", ".join(f"{k} {n}" for k, n in result.corpus.by_kind().items())
+            print(f"  {mode:<7} seed {seed}: {len(result.corpus.features)} features ({kinds}) "
+                  f"in {minutes * 60:.0f} s, {result.stats.programs} programs, corpus "
+                  f"{result.corpus.size}", flush=True)
+        print(f"  {mode:<7} median {statistics.median(rates):.0f} features/minute "
+              f"({statistics.median(programs):.0f} programs per run)", flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", default="1,2,3,4,5")
+    parser.add_argument("--time-per-bug", type=float, default=60.0)
+    parser.add_argument("--only", default=DEFAULT_ONLY,
+                        help="variants, comma-separated (default: 14 of the 49, see the source)")
+    parser.add_argument("--features-seconds", type=float, default=60.0)
+    parser.add_argument("--feature-seeds", type=int, default=3,
+                        help="how many of the seeds the features measurement runs")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--skip-detection", action="store_true")
+    parser.add_argument("--skip-features", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_detection:
+        detection(args)
+    if not args.skip_features:
+        features_per_minute(args)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
