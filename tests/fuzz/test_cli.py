@@ -51,7 +51,7 @@ def test_verify_ok_and_failures():
     assert agxfuzz("verify", str(EXAMPLES / "saxpy.agx")).returncode == 0
     parse_error = agxfuzz("verify", str(GOLDEN / "parse_missing_attribute.agx"))
     assert parse_error.returncode == 1
-    assert parse_error.stderr.strip().endswith(":5:11: missing attribute 'shift'")
+    assert parse_error.stderr.strip().endswith(":6:11: missing attribute 'shift'")
     assert "Traceback" not in parse_error.stderr
     verifier_error = agxfuzz("verify", str(GOLDEN / "verify_use_not_dominated.agx"))
     assert verifier_error.returncode == 1

@@ -75,7 +75,7 @@ def test_a_program_that_does_not_parse_is_bad_input_where_1_means_fails(command)
 def test_for_verify_and_fmt_a_parse_error_is_the_verdict(command):
     result = agxfuzz(command, str(GOLDEN / "parse_unknown_opcode.agx"))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "parse_unknown_opcode.agx:5:11: unknown opcode 'iadx'" in result.stderr
+    assert "parse_unknown_opcode.agx:6:11: unknown opcode 'iadx'" in result.stderr
 
 
 def test_a_program_that_does_not_verify_is_bad_input_for_check():

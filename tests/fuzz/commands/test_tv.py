@@ -121,7 +121,7 @@ def test_parse_errors_and_mismatched_buffers(files):
     bad = str(GOLDEN / "parse_missing_attribute.agx")
     f = files(before=BEFORE, a="func @a(u0:ptr[16]) {\nentry:\n  stop\n}\n",
               b="func @a(u0:ptr[8]) {\nentry:\n  stop\n}\n")
-    with pytest.raises(UserError, match=":5:11: missing attribute 'shift'"):
+    with pytest.raises(UserError, match=":6:11: missing attribute 'shift'"):
         tv(bad, f["before"])
     with pytest.raises(UserError, match="different buffers"):
         tv(f["a"], f["b"])
