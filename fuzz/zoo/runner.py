@@ -105,9 +105,13 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
 
 
 def _replay_flags(pipeline):
+    """The flags of the finding's own pipeline: the reducer may have dropped steps of the
+    variant's (a bug that shows before the copy lowering no longer needs it)."""
     from fuzz.passes_under_test import replay_arguments
 
-    return lambda finding: replay_arguments(pipeline)
+    by_name = {unit.name: unit for unit in pipeline}
+    return lambda finding: replay_arguments(
+        [by_name[name] for name in finding.pipeline if name in by_name] or pipeline)
 
 
 def summary(outcomes: list[ZooOutcome]) -> dict:
