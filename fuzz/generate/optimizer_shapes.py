@@ -14,7 +14,7 @@ values stay in the pools, so later instructions, phis and the exports read them:
 - `e_shift_add`: `bfi #0, x, #s` (a left shift) as the addend of iadd/imad, often negated.
 - `e_extension`: signext/u2u64/i2i64 read by integer ops (and by float ops: a near miss).
 - `e_ballot`: ballots of icmp/fcmp results (whose compare sometimes has a second use), of
-  other values, and of constants, some numbered like a compare (`ballot #k` beside `%k`,
+  other values, icmp_ballot/fcmp_ballot, and ballots of constants, some numbered like a compare (`ballot #k` beside `%k`,
   Mesa BallotConstant). Mostly in the entry block, where the wave has not diverged; one
   time in eight elsewhere, where a divergent branch makes the ballot undefined.
 - `e_uadd_sat`: uadd_sat of full-width values and near-maximal constants, mostly with
@@ -231,6 +231,10 @@ def _ballot(em):
         numbered = [c for c in em.cmps if c.ref.name.isdigit() and int(c.ref.name) < 256]
         k = int(em.recent(numbered).ref.name) if numbered and below(2) else below(256)
         return em.emit(ballot, 32, [immediate(k)], {})
+    if r == 6:  # a fused ballot as such
+        row = R["fcmp_ballot"] if em.f.floats and below(2) else R["icmp_ballot"]
+        srcs = [em.operand(plan) for plan in plans(row, 32, em.sizes)]
+        return em.emit(row, 32, srcs, em.attrs(row, 32))
     size = em.alu_sizes[below(len(em.alu_sizes))]
     return em.emit(ballot, 32, [em.value(size)], {})
 
