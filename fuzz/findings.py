@@ -70,6 +70,7 @@ class FindingStore:
             f"; {finding.message}",
             f"; pipeline: {', '.join(finding.pipeline) or '(none)'}",
             f"; replay: {command}",
+            *_run_lines(flags, finding.input_set),
         ]
         write_atomically(reproducer, "\n".join(header) + "\n" + finding.program)
         if finding.input_set:
@@ -175,6 +176,16 @@ def restore_unwritten(db, store: FindingStore) -> list[FindingFiles]:
                                     flags=data.get("flags")))
         db.mark_written(signature)
     return restored
+
+
+def _run_lines(flags: list[str], input_set) -> list[str]:
+    """The replay as lit runs it (docs/goldens.md), the input set inside the file: `check`
+    exits 1 while the bug is there, so the reproducer in a lit suite passes once it is fixed."""
+    check = " ".join(["agxfuzz check %s", shlex.join(flags).replace("%", "%%")]).rstrip()
+    if not input_set:
+        return [f"; RUN: {check}"]
+    sets = json.dumps([input_set.to_json()], separators=(",", ":")).replace("%", "%%")
+    return [f"; RUN: echo {shlex.quote(sets)} > %t.json", f"; RUN: {check} --inputs %t.json"]
 
 
 def _slug(name: str) -> str:
