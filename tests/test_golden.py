@@ -235,7 +235,7 @@ def test_golden(path: Path):
         assert any(re.match(r"; RUN: not agxfuzz verify %s\b", line) for line in lines)
 
 
-def _lit(*paths: Path) -> subprocess.CompletedProcess:
+def run_lit(*paths: Path) -> subprocess.CompletedProcess:
     lit = shutil.which("lit", path=str(Path(sys.executable).parent))
     assert lit, f"lit is not installed beside {sys.executable} (the test extra has it)"
     return subprocess.run([lit, "-v", *map(str, paths)], capture_output=True, text=True,
@@ -251,7 +251,7 @@ UNDER_LIT = ["pass_cmpsel_icmp_swap.agx", "liveness_loop_back_edge.agx",
 
 def test_real_lit_runs_the_same_lines():
     """What runs in-process above runs under lit too (`lit tests/golden` runs them all)."""
-    done = _lit(*(GOLDEN / name for name in UNDER_LIT))
+    done = run_lit(*(GOLDEN / name for name in UNDER_LIT))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("PASS: agxfuzz-golden :: ") == len(UNDER_LIT), done.stdout
 
@@ -300,7 +300,7 @@ def test_a_wrong_check_fails(tmp_path, name, old, new, reported):
 def test_a_wrong_check_fails_under_lit_with_the_check_named(tmp_path):
     path = _copy_golden(tmp_path, "pass_cmpsel_icmp_swap.agx", "slot 0: 0x64, 0x64, 0x7, 0x7",
                         "slot 0: 0x64, 0x64, 0x7, 0x8")
-    done = _lit(path)
+    done = run_lit(path)
     assert done.returncode == 1
     assert "FAIL: agxfuzz-golden :: pass_cmpsel_icmp_swap.agx" in done.stdout
     assert "slot 0: 0x64, 0x64, 0x7, 0x8" in done.stdout, done.stdout
