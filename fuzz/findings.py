@@ -181,11 +181,20 @@ def restore_unwritten(db, store: FindingStore) -> list[FindingFiles]:
 def _run_lines(flags: list[str], input_set) -> list[str]:
     """The replay as lit runs it (docs/goldens.md), the input set inside the file: `check`
     exits 1 while the bug is there, so the reproducer in a lit suite passes once it is fixed."""
+    flags = [_absolute_module(flag) if before == "--pass" else flag
+             for before, flag in zip(["", *flags], flags)]  # lit runs elsewhere than here
     check = " ".join(["agxfuzz check %s", shlex.join(flags).replace("%", "%%")]).rstrip()
     if not input_set:
         return [f"; RUN: {check}"]
     sets = json.dumps([input_set.to_json()], separators=(",", ":")).replace("%", "%%")
     return [f"; RUN: echo {shlex.quote(sets)} > %t.json", f"; RUN: {check} --inputs %t.json"]
+
+
+def _absolute_module(spec: str) -> str:
+    module, sep, attribute = spec.rpartition(":")
+    if sep and (module.endswith(".py") or "/" in module):
+        return f"{os.path.abspath(module)}:{attribute}"
+    return spec
 
 
 def _slug(name: str) -> str:
