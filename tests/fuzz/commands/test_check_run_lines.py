@@ -58,3 +58,14 @@ def test_a_reproducer_fails_under_lit_until_the_pass_is_fixed(tmp_path, capsys):
     run_golden(reproducer)
     done = run_lit(reproducer)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_run_lines_name_pass_files_absolutely(monkeypatch):
+    """lit runs a RUN line in its own directory, not where the campaign ran."""
+    from fuzz.findings import _run_lines
+
+    monkeypatch.chdir(EXAMPLES.parent)
+    (line,) = _run_lines(["--pass", "examples/wrong_cmpsel.py:wrong_cmpsel",
+                          "--pass", "agxir.passes.dce:run", "--passes", "dce"], None)
+    assert line == (f"; RUN: agxfuzz check %s --pass {EXAMPLES}/wrong_cmpsel.py:wrong_cmpsel "
+                    "--pass agxir.passes.dce:run --passes dce")
