@@ -253,8 +253,12 @@ class RedisDB(CampaignDB):
     under `agxfuzz/mark/...`."""
 
     def __init__(self, url: str, owner: str):
-        import redis
-        from hypothesis.extra.redis import RedisExampleDatabase
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError:
+            raise DBError(f"{url}: the redis client package is not installed "
+                          "(pip install redis)") from None
 
         self.location = url
         self.owner = owner
