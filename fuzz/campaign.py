@@ -64,6 +64,7 @@ class CampaignConfig:
     db: object = None  # a fuzz.corpus.db.CampaignDB: findings claimed there before written
     guidance: bool = False  # a coverage-guided corpus (fuzz.corpus.guided); off: the blind
     # stream tests pin
+    shared_corpus: bool = False  # guided workers also start from the database's corpus
     coverage_every: int = 0  # branch coverage of the passes for one program in K (0: none)
 
     @property
@@ -151,11 +152,11 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
                     harness.stats.mutant_programs += 1
             for finding in findings:
                 messages.send(("finding", index, finding))
-            new, entry = guide.observe(case, harness.features, frames)
+            reached, entry = guide.observe(case, harness.features, frames)
+            if reached:
+                messages.send(("features", job, frozenset(reached)))
             if entry is not None:
                 messages.send(("entry", job, entry))
-            elif new:
-                messages.send(("features", job, frozenset(new)))
             # Per program, so a worker that dies has had every program it finished counted.
             messages.send(("stats", job, harness.stats))
             index += config.stride

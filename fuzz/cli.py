@@ -116,9 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
                      "programs (indices K-1, K-1+N, ...): N machines split one campaign")
     run.add_argument("--db", metavar="SPEC", help="the campaign database: a directory or "
                      "redis://HOST:PORT/N shared by every machine (default: OUT/.agxfuzz-db)")
-    run.add_argument("--guidance", choices=("on", "off"), default="on",
+    run.add_argument("--guidance", choices=("on", "shared", "off"), default="on",
                      help="on (default): half the programs mutate corpus entries that reached "
-                     "new features; off: blind random programs (the stream the zoo times)")
+                     "new features, learnt in this run (the seed replays it) and stored in the "
+                     "database; shared: also start from the database's corpus; off: blind "
+                     "random programs (the stream the zoo times)")
     run.add_argument("--coverage-every", type=int, default=20, metavar="K",
                      help="measure branch coverage of the passes for one program in K "
                      "(default 20; 0: never); its arcs are features, its cost is shown")

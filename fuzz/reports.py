@@ -59,13 +59,15 @@ def guidance_report(result: CampaignResult) -> dict | None:
     plain = stats.programs - stats.coverage_programs
     return {
         "on": corpus.on,
+        "shared_corpus": corpus.shared,
         "features": len(corpus.features),
         "features_by_kind": corpus.by_kind(),
-        "features_not_in_stored_corpus": len(corpus.features) - corpus.loaded_features,
+        "features_not_in_stored_corpus": corpus.new_features,
         "corpus_size": corpus.size if corpus.on else 0,
         "corpus_loaded": len(corpus.loaded),
+        "corpus_in_database_at_start": len(corpus.stored),
         "corpus_new": corpus.added,
-        "corpus_stored": corpus.stored,
+        "corpus_new_to_database": corpus.kept,
         "corpus_other_versions": {str(v): n for v, n in sorted(corpus.other_versions.items())},
         "fresh_programs": stats.fresh_programs,
         "mutant_programs": stats.mutant_programs,

@@ -94,11 +94,13 @@ def _print_guidance(result) -> None:
     if corpus is None:
         return
     kinds = ", ".join(f"{kind} {count}" for kind, count in corpus.by_kind().items())
-    new = len(corpus.features) - corpus.loaded_features
-    print(f"features reached: {len(corpus.features)} ({kinds}); {new} not in the stored corpus")
+    print(f"features reached: {len(corpus.features)} ({kinds}); {corpus.new_features} not in "
+          "the stored corpus")
     if corpus.on:
-        print(f"corpus: {corpus.size} entries ({len(corpus.loaded)} loaded, {corpus.added} new "
-              f"from this run, {corpus.stored} of them stored)")
+        start = (f"started from the database's {len(corpus.loaded)}" if corpus.shared else
+                 f"the database holds {len(corpus.stored)}, not read: --guidance shared reads them")
+        print(f"corpus: {corpus.added} entries new from this run, {corpus.kept} of them new to "
+              f"the database ({start})")
         print(f"programs: {stats.fresh_programs} fresh, {stats.mutant_programs} mutants of "
               "corpus entries")
     else:
@@ -152,7 +154,7 @@ def run_campaign_command(args) -> int:
     coverage_every = getattr(args, "coverage_every", 20)
     if coverage_every < 0:
         raise UsageError(f"agxfuzz: --coverage-every {coverage_every}: expected 0 or more")
-    guidance = getattr(args, "guidance", "on") == "on"
+    guidance = getattr(args, "guidance", "on")
     if getattr(args, "html", None):  # refuse now, not after the campaign, when dot is missing
         from fuzz.commands.report import require_dot
 
@@ -168,13 +170,14 @@ def run_campaign_command(args) -> int:
           + (f"{args.examples} programs" if args.examples else f"{args.time:g} s")
           + f", {len(units)} passes under test, {len(pipelines)} pipelines"
           + (f", shard {shard[0]}/{shard[1]}" if shard != (1, 1) else "")
-          + f", db {db.location}, guidance {'on' if guidance else 'off'}"
+          + f", db {db.location}, guidance {guidance}"
           + (f", coverage 1 in {coverage_every}" if coverage_every else ""), flush=True)
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
         fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
         pass_memory_mb=getattr(args, "pass_memory", 4096) or None, shard=shard, db=db,
-        guidance=guidance, coverage_every=coverage_every,
+        guidance=guidance != "off", shared_corpus=guidance == "shared",
+        coverage_every=coverage_every,
     )
     tty = sys.stdout.isatty()
 

@@ -14,11 +14,16 @@ Which entry to mutate: each entry is weighted by how rare the rarest feature it 
 (1 / the number of programs that reached it so far), so mutation goes where few programs
 have been, as AFL's and libFuzzer's schedules do; the weights cost a few features per entry.
 
-Each worker keeps its own corpus (the stored corpus it started from plus what it found) and
-sends its new entries to the parent, which keeps those new to the whole campaign in the
-campaign database (`fuzz.corpus.db`, keyed by generator version): workers share what they
-found through the next run, never during this one, which is what keeps a worker's choices a
-function of its own programs.
+Each worker keeps its own corpus and sends its new entries to the parent, which keeps
+those that reached features new to the campaign and to the stored corpus in the campaign
+database (`fuzz.corpus.db`, keyed by generator version). Workers never exchange entries
+during a run, so a worker's programs are a function of the seed and its own programs.
+
+What a run starts from: with `shared_corpus` off (`--guidance on`, the default) only its own
+programs, so `--seed S` replays the run whatever the database holds; with it on
+(`--guidance shared`) every worker also starts from the database's corpus, which is how
+runs and machines build on each other's work, and the run is then a function of the seed
+and of the corpus it loaded (the summary says how many entries).
 """
 
 from __future__ import annotations
@@ -107,7 +112,8 @@ class WorkerGuide:
         self.on = config.guidance
         self.version = GENERATOR_VERSION
         self.sampler = CoverageSampler(config.coverage_every)
-        self.seen: set[str] = set()
+        self.seen: set[str] = set()  # features of this worker's corpus, loaded entries included
+        self.reached: set[str] = set()  # features this worker's programs reached
         self.hits: Counter = Counter()  # programs that reached each feature (guidance on)
         self.corpus: list[tuple[CorpusEntry, list]] = []
         self.brought: list[tuple[str, ...]] = []  # per entry: the features it was first to reach
@@ -152,59 +158,75 @@ class WorkerGuide:
         return case, fn, inputs, None
 
     def observe(self, case: Case, features: set[str], frames: list | None):
-        """(features new to this worker, the corpus entry they earn or None)."""
+        """(features this worker's programs had not reached, the corpus entry the program
+        earns by reaching features new to the worker's corpus, or None)."""
         if self.on:
             self.hits.update(features)
+        reached = features - self.reached
+        self.reached |= reached
         new = features - self.seen
         if not new:
-            return new, None
+            return reached, None
         self.seen |= new
         if not self.on:
-            return new, None
+            return reached, None
         entry = CorpusEntry(case.choices, self.version, frozenset(features), case.origin)
         self._keep(entry, new, frames)
-        return new, entry
+        return reached, entry
 
 
 class CampaignCorpus:
-    """The parent's side: every feature any worker reached, and the entries new to the whole
-    campaign, kept in the campaign database when there is one."""
+    """The parent's side: the features any worker reached, and the entries that reached
+    features new to the campaign and to the stored corpus, kept in the campaign database
+    when there is one."""
 
     def __init__(self, config):
         from fuzz.generate import GENERATOR_VERSION
 
         self.db = config.db
         self.on = config.guidance
-        self.features: set[str] = set()
-        self.loaded: list[CorpusEntry] = []
-        self.added = 0  # entries this campaign found
-        self.stored = 0  # of which new to the database
+        self.shared = config.guidance and config.shared_corpus
+        self.features: set[str] = set()  # reached by this run's programs
+        self.stored: list[CorpusEntry] = []  # the database's entries when the run started
+        self.stored_features: set[str] = set()
+        self.added = 0  # entries this run found
+        self.kept = 0  # of which new to the database
         self.other_versions: dict[int, int] = {}  # stored entries of other generator versions
         if self.db is not None and self.on:
-            self.loaded = list(self.db.corpus_entries())
+            self.stored = list(self.db.corpus_entries())
             self.other_versions = {
                 v: n for v, n in self.db.corpus_versions().items() if v != GENERATOR_VERSION
             }
-        for entry in self.loaded:
-            self.features |= entry.features
-        self.loaded_features = len(self.features)
+        for entry in self.stored:
+            self.stored_features |= entry.features
+        self._known = set(self.stored_features)  # what an entry must add to be kept
+
+    @property
+    def loaded(self) -> list[CorpusEntry]:
+        """The entries every worker starts from."""
+        return self.stored if self.shared else []
 
     def reached(self, features) -> None:
         self.features |= set(features)
 
     def offer(self, entry: CorpusEntry) -> bool:
-        """Keep `entry` if it reached a feature no entry of the campaign had."""
-        if entry.features <= self.features:
+        """Keep `entry` if it reached a feature no entry of the campaign or the database had."""
+        if entry.features <= self._known:
             return False
-        self.features |= entry.features
+        self._known |= entry.features
         self.added += 1
         if self.db is not None and self.db.corpus_add(entry):
-            self.stored += 1
+            self.kept += 1
         return True
 
     @property
     def size(self) -> int:
+        """Entries the run's workers drew on (loaded and new)."""
         return len(self.loaded) + self.added
+
+    @property
+    def new_features(self) -> int:
+        return len(self.features - self.stored_features)
 
     def by_kind(self) -> dict[str, int]:
         return dict(sorted(Counter(feature_kind(f) for f in self.features).items()))

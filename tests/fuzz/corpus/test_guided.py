@@ -12,7 +12,7 @@ from agxir.text import print_function
 from fuzz.campaign import CampaignConfig, run_campaign
 from fuzz.corpus.db import open_db
 from fuzz.corpus.entry import CorpusEntry
-from fuzz.corpus.guided import Case, case_program
+from fuzz.corpus.guided import Case, WorkerGuide, case_program
 from fuzz.findings import FindingStore
 from fuzz.generate import GENERATOR_VERSION
 from fuzz.passes_under_test import PassUnderTest, registered
@@ -52,19 +52,29 @@ def test_several_jobs_reach_the_same_features_each_run():
     assert runs[0].stats.programs == 30
 
 
-def test_the_corpus_is_stored_per_generator_version_and_loaded_by_the_next_run(tmp_path):
+def test_the_corpus_is_stored_per_generator_version_and_read_when_shared(tmp_path):
     with open_db(str(tmp_path / "db")) as db:
         old = CorpusEntry(b"\x01\x02", GENERATOR_VERSION - 1, frozenset({"rule:x/y"}), "old")
         db.corpus_add(old)
         first = run_campaign(config(db=db), None)
-        assert first.corpus.stored == first.corpus.added > 0
+        assert first.corpus.kept == first.corpus.added > 0
         assert first.corpus.other_versions == {GENERATOR_VERSION - 1: 1}
         stored = db.corpus_entries()
         assert len(stored) == first.corpus.added
         assert all(e.generator_version == GENERATOR_VERSION and e.features for e in stored)
-        second = run_campaign(config(db=db, seed=12), None)
-        assert len(second.corpus.loaded) == len(stored)
-        assert second.corpus.loaded_features == len(first.corpus.features)
+        # Not shared: the run learns on its own, so the seed replays it whatever is stored;
+        # only entries adding to what the database has are stored.
+        again = run_campaign(config(db=db), None)
+        assert again.corpus.loaded == [] and len(again.corpus.stored) == len(stored)
+        assert again.corpus.features == first.corpus.features
+        assert again.stats.pass_changes == first.stats.pass_changes
+        assert again.corpus.kept == 0 and again.corpus.new_features == 0
+        shared = run_campaign(config(db=db, seed=12, shared_corpus=True), None)
+        assert len(shared.corpus.loaded) == len(stored)
+        # A shared run's workers mutate the stored entries from their first program on.
+        guide = WorkerGuide(config(seed=12), shared.corpus.loaded)
+        parents = {guide.next(index)[0].parent for index in range(8)}
+        assert parents & {entry.key for entry in stored}
         assert db.corpus_entries(GENERATOR_VERSION - 1) == [old]  # left alone
 
 
