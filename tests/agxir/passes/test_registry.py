@@ -46,6 +46,7 @@ def test_registered_names():
         "if-not",
         "ext-prop",
         "shift-fuse",
+        "ballot-fuse",
         "pressure-schedule",
     ]
     for name, p in PASSES.items():
