@@ -1,42 +1,29 @@
 """Every reduced reproducer of a real bug, under the oracles, forever.
 
-A file in tests/regressions keeps its pipeline (`; PASSES: a,b`) and the scalar inputs that
-showed the bug (`; SCALARS: u0=...`) in comments; the check runs those inputs plus random
-ones, with the z3 oracles on, and must find nothing.
+A file in tests/regressions replays itself in its `; RUN:` lines (`agxfuzz check` on the
+inputs that showed the bug and on random ones, z3 on), which fail while the bug is there:
+`lit tests/regressions` runs them, and so does this test (in-process, tests/lit_inprocess.py).
+A finding's reproducer as `agxfuzz` writes it carries such lines and can be dropped in as it
+is (docs/goldens.md).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 from agxir.text import parse_function
-from fuzz.harness import Harness
-from fuzz.passes_under_test import registered
-from oracles.inputs import InputSet, random_input_sets
+from oracles.inputs import InputSet
+from tests.lit_inprocess import run_file
 
 FILES = sorted((Path(__file__).parent / "regressions").glob("*.agx"))
 
 
-def directive(text: str, key: str) -> str:
-    match = re.search(rf"^;\s*{key}:\s*(.+)$", text, re.MULTILINE)
-    assert match, f"missing ; {key}:"
-    return match.group(1).strip()
-
-
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_regression_stays_fixed(path: Path):
-    text = path.read_text()
-    fn = parse_function(text, filename=path.name)
-    pipeline = [registered(name) for name in directive(text, "PASSES").split(",")]
-    scalars = {
-        name: int(value, 0)
-        for name, value in (item.split("=") for item in directive(text, "SCALARS").split())
-    }
-    sets = [InputSet(4, scalars)] + random_input_sets(fn, 4, seed=1, count=4)
-    assert Harness(sets, tv_threads=4).check(fn, [pipeline]) == []
+    assert "; RUN: agxfuzz check %s " in path.read_text(), "no RUN line replays it"
+    run_file(path)
 
 
 def test_the_shift_wrap_input_exercises_the_bug():

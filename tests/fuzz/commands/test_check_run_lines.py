@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from fuzz.cli import main
-from tests.test_golden import GOLDEN, RunFailed, run_golden, run_lit
+from tests.lit_inprocess import RunFailed, run_file, run_lit
+from tests.test_golden import GOLDEN
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -53,9 +54,9 @@ def test_a_reproducer_fails_under_lit_until_the_pass_is_fixed(tmp_path, capsys):
     shutil.copy(GOLDEN / "lit.cfg.py", findings / "lit.cfg.py")
 
     with pytest.raises(RunFailed, match="agxfuzz check"):
-        run_golden(reproducer)
+        run_file(reproducer)
     fusion.write_text(FIXED)
-    run_golden(reproducer)
+    run_file(reproducer)
     done = run_lit(reproducer)
     assert done.returncode == 0, done.stdout + done.stderr
 
