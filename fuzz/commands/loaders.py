@@ -1,5 +1,7 @@
-"""Reading what a user hands a command: a text file (bounded, UTF-8) and a function that
-parses and verifies, each failure a one-line error with its file:line:col."""
+"""Reading what a user hands a command: a text file (bounded, UTF-8), a function that
+parses and verifies, and input sets (a JSON file, random ones from a seed, or written inline
+as `interp --input` and the golden files take them), each failure a one-line error with its
+file:line:col where there is one."""
 
 from __future__ import annotations
 
