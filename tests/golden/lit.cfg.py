@@ -7,6 +7,7 @@ virtual environment (the one lit runs in, else .venv beside the checkout) ahead 
 never into the source tree. tests/regressions/lit.cfg.py loads this file and renames it.
 """
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -19,8 +20,11 @@ config.name = "agxfuzz-golden"  # noqa: F821
 config.test_format = lit.formats.ShTest(execute_external=False)  # noqa: F821
 config.suffixes = [".agx"]  # noqa: F821
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))  # noqa: F821
+# One directory per suite and checkout: two checkouts (or a copy of a golden in a test's
+# temporary suite) never share a `%t`.
+_where = hashlib.sha1(config.test_source_root.encode()).hexdigest()[:10]  # noqa: F821
 config.test_exec_root = os.path.join(  # noqa: F821
-    tempfile.gettempdir(), f"agxfuzz-lit-{os.getuid()}", config.name  # noqa: F821
+    tempfile.gettempdir(), f"agxfuzz-lit-{os.getuid()}", f"{config.name}-{_where}"  # noqa: F821
 )
 
 _ROOT = Path(__file__).resolve().parents[2]
