@@ -271,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="the JSON lines file to write ('-': standard output)")
         if action == "import":
             sub.add_argument("file", metavar="FILE", help="JSON lines, as export writes them")
+        if action == "findings":
+            sub.add_argument("--out", metavar="DIR", help="also write every finding's files "
+                             "(reproducer, inputs, record) into DIR")
     corpus_cmd.set_defaults(handler=_command("fuzz.commands.corpus:run_corpus"))
     return parser
 

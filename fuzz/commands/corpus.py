@@ -1,5 +1,5 @@
 """`agxfuzz corpus`: a campaign database's corpus listed, exported and imported, and the
-findings every machine sharing it recorded.
+findings every machine sharing it recorded (listed, or written out with `--out DIR`).
 
 Export writes one entry per line, the entry's own bytes (`CorpusEntry.to_bytes`, a JSON
 object), for every generator version; import reads the same and adds each entry under its
@@ -104,4 +104,27 @@ def _findings(db, args) -> int:
         written = "written" if db.written(signature) else "not written yet"
         print(f"  {line}")
         print(f"    {where}; {written} by {db.claimant(signature) or 'nobody (unclaimed)'}")
+    if args.out:
+        _write_findings(records, args.out)
     return 0
+
+
+def _write_findings(records, out: str) -> None:
+    """A local copy of the shared findings: each record's files, as its run wrote them (its
+    replay flags kept). Claims are not touched: the copy is nobody's to own."""
+    from fuzz.findings import FindingStore, finding_from_record
+
+    store = FindingStore(out, lambda finding: [])
+    count = 0
+    for _, record in records:
+        try:
+            finding, data = finding_from_record(record)
+        except (ValueError, KeyError, TypeError):
+            continue  # listed above as unreadable
+        try:
+            store.write(finding, seed=data.get("seed"), index=data.get("program_index"),
+                        shard=data.get("shard"), flags=data.get("flags") or [])
+        except OSError as error:
+            raise UserError(f"agxfuzz: {out}: cannot write: {error.strerror}") from None
+        count += 1
+    print(f"wrote {count} findings to {out}")

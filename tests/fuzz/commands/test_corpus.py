@@ -76,6 +76,12 @@ def test_findings_lists_what_every_owner_recorded(tmp_path, capsys):
     assert "seed 3 program 8, shard 1/2; written by machine-a" in out
     record = json.loads((tmp_path / "out").glob("*.json").__next__().read_text())
     assert record["shard"] == "1/2" and record["program_index"] == 8
+    # A copy of every shared finding, for a machine whose findings directory is gone.
+    assert main(["corpus", "findings", "--db", spec, "--out", str(tmp_path / "copy")]) == 0
+    assert "wrote 1 findings to" in capsys.readouterr().out
+    copied = json.loads((tmp_path / "copy").glob("*.json").__next__().read_text())
+    assert copied["command"].endswith("--passes cmpsel")
+    assert (copied["message"], copied["shard"]) == (record["message"], "1/2")
 
 
 def test_listing_a_database_that_is_not_there_says_so_and_creates_nothing(tmp_path, capsys):
