@@ -148,33 +148,53 @@ def write_claimed(db, store: FindingStore, finding: Finding, *, seed, index, sha
     (`restore_unwritten`). With no database, the files are simply written."""
     if db is None:
         return store.write(finding, seed=seed, index=index, shard=shard)
+    from fuzz.corpus.db import DBError
+
     flags = list(store.replay_flags(finding))
     signature = finding.signature
-    db.record_finding(signature, finding_record(finding, seed=seed, index=index, shard=shard,
-                                                flags=flags))
-    # A claim this directory holds already (an earlier run here found it): write it again.
-    if not db.claim(signature) and db.claimant(signature) != db.owner:
-        return None
+    try:
+        db.record_finding(signature, finding_record(finding, seed=seed, index=index,
+                                                    shard=shard, flags=flags))
+        # A claim this directory holds already (an earlier run here found it): write again.
+        if not db.claim(signature) and db.claimant(signature) != db.owner:
+            return None
+    except DBError as error:  # the database is gone: a finding is never dropped for that
+        _warn(f"{error}; writing this finding unclaimed")
+        return store.write(finding, seed=seed, index=index, shard=shard, flags=flags)
     files = store.write(finding, seed=seed, index=index, shard=shard, flags=flags)
-    db.mark_written(signature)
+    try:
+        db.mark_written(signature)
+    except DBError as error:
+        _warn(f"{error}; the finding is written, its mark is not")
     return files
+
+
+def _warn(message: str) -> None:
+    import sys
+
+    print(f"agxfuzz: warning: {message}", file=sys.stderr, flush=True)
 
 
 def restore_unwritten(db, store: FindingStore) -> list[FindingFiles]:
     """Write the findings `db` recorded whose files nobody wrote: those this directory
     claimed (a run here was killed between claim and write) and those nobody claimed (killed
     between record and claim: claimed now). Another machine's claim is left to it."""
+    from fuzz.corpus.db import DBError
+
     restored = []
-    for signature, record in db.finding_records():
-        if db.written(signature):
-            continue
-        if db.claimant(signature) != db.owner and not db.claim(signature):
-            continue
-        finding, data = finding_from_record(record)
-        restored.append(store.write(finding, seed=data.get("seed"),
-                                    index=data.get("program_index"), shard=data.get("shard"),
-                                    flags=data.get("flags")))
-        db.mark_written(signature)
+    try:
+        for signature, record in db.finding_records():
+            if db.written(signature):
+                continue
+            if db.claimant(signature) != db.owner and not db.claim(signature):
+                continue
+            finding, data = finding_from_record(record)
+            restored.append(store.write(finding, seed=data.get("seed"),
+                                        index=data.get("program_index"),
+                                        shard=data.get("shard"), flags=data.get("flags")))
+            db.mark_written(signature)
+    except DBError as error:  # the campaign can still run and write what it finds
+        _warn(f"{error}; findings recorded there but never written stay unwritten")
     return restored
 
 

@@ -26,6 +26,7 @@ Finding records are opaque bytes here; `fuzz.findings` says what is in them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import socket
@@ -78,6 +79,22 @@ def open_db(spec: str, *, owner: str | None = None, read_only: bool = False) -> 
     return db
 
 
+def _reported(method):
+    """The method, its store's errors (a Redis server gone, a full disk) raised as DBError
+    naming the database, so a caller handles one kind of failure."""
+
+    @functools.wraps(method)
+    def reported(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except DBError:
+            raise
+        except self._store_errors as error:
+            raise DBError(f"{self.location}: {type(error).__name__}: {error}") from None
+
+    return reported
+
+
 def _mark(kind: str, name: str) -> str:
     """A fixed-length, file-name-safe name for a mark: signatures hold any characters."""
     return f"{kind}/{hashlib.sha256(name.encode()).hexdigest()[:32]}"
@@ -92,6 +109,7 @@ class CampaignDB:
     owner: str
     examples: object  # hypothesis.database.ExampleDatabase
     read_only: bool = False
+    _store_errors: tuple = (OSError,)
 
     def _take(self, name: str) -> bool:
         raise NotImplementedError
@@ -113,6 +131,7 @@ class CampaignDB:
 
     # Findings
 
+    @_reported
     def claim(self, signature: str) -> bool:
         """True for exactly one caller per signature, across processes and machines: the
         one that writes the finding's files."""
@@ -123,10 +142,12 @@ class CampaignDB:
             raise DBError(f"{self.location}: opened read-only")
         return self._take(name)
 
+    @_reported
     def claimant(self, signature: str) -> str | None:
         """The owner holding the claim on `signature`, or None if nobody claimed it."""
         return self._holder(_mark("claim", signature))
 
+    @_reported
     def record_finding(self, signature: str, record: bytes) -> None:
         """Keep the finding's record (once per signature: a later record of the same
         signature is not stored). Stored before the claim, so a process killed between the
@@ -143,6 +164,7 @@ class CampaignDB:
         """Every finding record of every machine, one per signature, in signature order."""
         return [record for _, record in self.finding_records()]
 
+    @_reported
     def finding_records(self) -> list[tuple[str, bytes]]:
         """(signature, record) for every recorded finding, one per signature (two machines
         racing on one signature may both store a record: the first in byte order stands)."""
@@ -152,15 +174,18 @@ class CampaignDB:
             records.setdefault(signature.decode(errors="replace"), record)
         return sorted(records.items())
 
+    @_reported
     def mark_written(self, signature: str) -> None:
         """The finding's files are written (somewhere): nothing is left to re-materialize."""
         self._take_mark(_mark("written", signature))
 
+    @_reported
     def written(self, signature: str) -> bool:
         return self._holder(_mark("written", signature)) is not None
 
     # The corpus
 
+    @_reported
     def corpus_add(self, entry: CorpusEntry) -> bool:
         """Add `entry` under its generator version's key; True if no entry with its choices
         was there (exactly one of several machines adding it at once gets True)."""
@@ -174,6 +199,7 @@ class CampaignDB:
         self.examples.save(VERSIONS_KEY, str(entry.generator_version).encode())
         return self._take_mark(mark)
 
+    @_reported
     def corpus_entries(self, version: int | None = None) -> list[CorpusEntry]:
         """The entries of one generator version (default: the current one), one per choice
         sequence, in key order."""
@@ -192,6 +218,7 @@ class CampaignDB:
             entries.setdefault(entry.key, entry)
         return [entries[k] for k in sorted(entries)]
 
+    @_reported
     def corpus_versions(self) -> dict[int, int]:
         """Entries per generator version, for every version stored (the current included)."""
         versions = sorted({int(v) for v in self.examples.fetch(VERSIONS_KEY) if v.isdigit()})
@@ -271,6 +298,7 @@ class RedisDB(CampaignDB):
             raise DBError(f"{url}: cannot reach Redis: {error}") from None
         self.examples = RedisExampleDatabase(self.client, expire_after=REDIS_EXPIRY,
                                              key_prefix=b"")
+        self._store_errors = (redis.RedisError, OSError)
 
     def _take(self, name: str) -> bool:
         return bool(self.client.set(f"agxfuzz/mark/{name}", self.owner, nx=True))

@@ -177,6 +177,25 @@ def test_findings_a_killed_run_recorded_are_written_by_the_next_run(tmp_path, db
     assert "written at start" not in rerun("a")  # nothing left to write
 
 
+def test_a_database_gone_mid_run_never_costs_a_finding(tmp_path, capsys):
+    """Redis stops between opening and the finding: the files are written unclaimed, with
+    a one-line warning, and a restore at start warns instead of failing the run."""
+    from fuzz.findings import FindingStore, restore_unwritten, write_claimed
+    from fuzz.harness import Finding
+
+    finding = Finding("dce", "verifier", "gone", ("dce",), "func @f() {\nblock0:\n  stop\n}\n")
+    store = FindingStore(tmp_path / "out", lambda f: ["--passes", "dce"])
+    with redis_server(tmp_path) as url:
+        db = open_db(url, owner=store.identity())
+    files = write_claimed(db, store, finding, seed=1, index=0, shard="1/1")
+    assert files is not None and files.reproducer.exists()
+    assert written(tmp_path / "out") == [finding.signature]
+    assert restore_unwritten(db, store) == []
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith(f"agxfuzz: warning: {url}: ") for line in err)
+    assert "writing this finding unclaimed" in err[0]
+
+
 def _children(pid: int) -> list[int]:
     text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
     return [int(child) for child in text.split()]
