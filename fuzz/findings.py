@@ -1,7 +1,10 @@
 """Writing findings: a reproducer `.agx`, its input set, a JSON record and a replay command.
 
 Every file is written to a temporary name in the same directory and renamed into place, so
-an interrupted campaign never leaves half a finding behind.
+an interrupted campaign never leaves half a finding behind. With a campaign database
+(`fuzz.corpus.db`), a finding is recorded there, claimed, then written (`write_claimed`),
+so machines sharing the database write each finding once, and a run writes at its start
+what a killed run recorded but never wrote (`restore_unwritten`).
 """
 
 from __future__ import annotations
