@@ -56,6 +56,20 @@ def payload_srcs() -> tuple[Src, Src]:
     )
 
 
+def wide_int_src(name: str) -> Src:
+    """An integer source read at 64 bits whatever the destination (no width rule, as a
+    memory index): a saturating add is wider than its result, so `.abs` matters even on a
+    full-width source. `_no_wider_than_dest` keeps AGX's "at most the destination"."""
+    return Src(name, INT, (16, 32), ABS)
+
+
+def _no_wider_than_dest(ins) -> str | None:
+    for src in ins.srcs:
+        if not src.is_immediate and src.size > ins.dest.size:
+            return f"a {src.size}-bit source is wider than the {ins.dest.size}-bit destination"
+    return None
+
+
 def _mask_fits(ins) -> str | None:
     if ins.attrs["mask"] > ins.dest.size:
         return f"mask={ins.attrs['mask']} is wider than the {ins.dest.size}-bit destination"
@@ -123,8 +137,8 @@ ROWS: tuple[Opcode, ...] = (
         integer.mov_imm, (Attr("value", range(1 << 64), hex=True),), check=_mov_imm_fits),
     Opcode("uadd_sat", "clamp(ext(a) + ext(b), 0, 2^w - 1), sources extended to 64 bits "
         "(sign unless .abs): uadd_sat a.abs, b.abs is NIR uadd_sat, AGX iadd.sat |a|, |b|", (
-        int_src("a", sizes=(16, 32)), int_src("b", sizes=(16, 32))), (16, 32), integer.uadd_sat,
-        commutative=True),
+        wide_int_src("a"), wide_int_src("b")), (16, 32), integer.uadd_sat, commutative=True,
+        check=_no_wider_than_dest),
     Opcode("signext", "sign-extend a narrow source (AGX: iadd x, #0)", (
         int_src("a", frozenset()),), ALL_SIZES, integer.signext),
     # --- compares and selects -------------------------------------------------------------

@@ -45,7 +45,7 @@ def test_rule_tables_cover_the_rewriting_passes():
         "copyprop", "cmpsel", "cmpsel-uniform-compare", "cmpsel-uniform-select", "branch-cmp",
         "address-cleanup", "address-fuse", "address-fold", "address-lower",
         "fmov-prop", "fmov-rev", "inline-imm", "not-fuse", "not-rev", "if-not", "ext-prop",
-        "shift-fuse",
+        "shift-fuse", "ballot-fuse",
     }
     assert RULE_TABLES["copyprop"] is copyprop.RULES
     assert RULE_TABLES["branch-cmp"] is branch_cmp.RULES
