@@ -14,9 +14,10 @@ values stay in the pools, so later instructions, phis and the exports read them:
 - `e_shift_add`: `bfi #0, x, #s` (a left shift) as the addend of iadd/imad, often negated.
 - `e_extension`: signext/u2u64/i2i64 read by integer ops (and by float ops: a near miss).
 - `e_ballot`: ballots of icmp/fcmp results (whose compare sometimes has a second use), of
-  other values, icmp_ballot/fcmp_ballot, and ballots of constants, some numbered like a compare (`ballot #k` beside `%k`,
-  Mesa BallotConstant). Mostly in the entry block, where the wave has not diverged; one
-  time in eight elsewhere, where a divergent branch makes the ballot undefined.
+  other values and of constants, some numbered like a compare (`ballot #k` beside `%k`,
+  Mesa BallotConstant), and icmp_ballot/fcmp_ballot. Mostly in the entry block, where the
+  wave has not diverged; one time in eight elsewhere, where the ballot is undefined for
+  the input sets whose wave diverged and has not rejoined (oracles/interp/lanes.py).
 - `e_uadd_sat`: uadd_sat of full-width values and near-maximal constants, mostly with
   `.abs` on both sources (Mesa's uadd_sat), sometimes read through a mov_imm or signext.
 """

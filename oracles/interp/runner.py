@@ -3,7 +3,9 @@
 A lane is one thread of one input set. All lanes of a batch run together: the scheduler
 repeatedly picks the earliest block (in reverse postorder) that some lane is waiting at,
 runs it for every lane, and commits results only for the lanes that are there. Each lane
-thus follows its own path in order, on any CFG, irreducible ones included.
+thus follows its own path in order, on any CFG, irreducible ones included. In a function
+with a ballot the runner also tells the lanes where each wave splits at a branch and where
+it is whole again (`Lanes.branched`, `Lanes.rejoined`).
 """
 
 from __future__ import annotations
