@@ -226,7 +226,7 @@ CAMPAIGN_WINDOWS = {
     "fuse-exec-cmp-at-compare": (1, 0, 8),
     "fuse-exec-cmp-source-redefined": (1, 22, 8),
     "fuse-exec-cmp-overlapping-half-redefined": (1, 22, 8),
-    "fuse-exec-cmp-result-read-later": (1, 10, 8),
+    "fuse-exec-cmp-result-read-later": (1, 20, 8),
     "fuse-exec-cmp-unbounded-walk": (1, 2, 8),
     "fuse-exec-cmp-nearest-compare": (1, 10, 8),
 }
