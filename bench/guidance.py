@@ -2,7 +2,7 @@
 per minute, with and without the coverage-guided corpus.
 
     python bench/guidance.py [--seeds 1,2,3,4,5] [--time-per-bug S] [--only NAMES]
-                             [--features-seconds S] [--jobs J]
+                             [--feature-programs N] [--feature-seeds K] [--jobs J]
 
 Detection: each variant's own zoo campaign (`fuzz.zoo.runner.run_variant`, the variant's
 pipeline, one job by default so a seed's programs are the same whatever the load) at each
@@ -11,9 +11,10 @@ seed, blind (guidance off, no coverage: the stream `agxfuzz zoo` times) and guid
 does not catch the variant within the budget counts as the budget. Seconds depend on the
 machine's load; programs to detection do not (with one job), so both are printed.
 
-Features: the default campaign (`agxfuzz run`'s pipelines) for `--features-seconds` per
-seed, coverage one in 20 both ways (arcs are features either way), features reached per
-minute without and with guidance.
+Features: the default campaign (`agxfuzz run`'s pipelines) for `--feature-programs` programs
+per seed, coverage one in 20 both ways (arcs are features either way): features reached,
+the seconds it took, and features reached per minute, without and with guidance. A budget of
+programs rather than seconds keeps the features comparable under a varying load.
 """
 
 from __future__ import annotations
@@ -93,25 +94,28 @@ def features_per_minute(args) -> None:
     pipelines = _default_pipelines()
     seeds = [int(s) for s in args.seeds.split(",")][: args.feature_seeds]
     print(f"features reached per minute: the default campaign ({len(pipelines)} pipelines), "
-          f"{args.features_seconds:g} s per seed, seeds {seeds}, {args.jobs} job(s), coverage "
-          f"1 in 20 both ways; load average {os.getloadavg()[0]:.2f} at the start", flush=True)
+          f"{args.feature_programs} programs per seed, seeds {seeds}, {args.jobs} job(s), "
+          f"coverage 1 in 20 both ways; load average {os.getloadavg()[0]:.2f} at the start",
+          flush=True)
     for mode, guidance in (("blind", False), ("guided", True)):
-        rates, programs = [], []
+        rates, reached = [], []
         for seed in seeds:
-            config = CampaignConfig(seed=seed, pipelines=pipelines, seconds=args.features_seconds,
+            config = CampaignConfig(seed=seed, pipelines=pipelines, examples=args.feature_programs,
                                     jobs=args.jobs, reduce_seconds=0, guidance=guidance,
                                     coverage_every=20)
             started = time.monotonic()
             result = run_campaign(config, None)
             minutes = (time.monotonic() - started) / 60
             rates.append(len(result.corpus.features) / minutes)
-            programs.append(result.stats.programs)
+            reached.append(len(result.corpus.features))
             kinds = ", ".join(f"{k} {n}" for k, n in result.corpus.by_kind().items())
             print(f"  {mode:<7} seed {seed}: {len(result.corpus.features)} features ({kinds}) "
-                  f"in {minutes * 60:.0f} s, {result.stats.programs} programs, corpus "
-                  f"{result.corpus.size}", flush=True)
-        print(f"  {mode:<7} median {statistics.median(rates):.0f} features/minute "
-              f"({statistics.median(programs):.0f} programs per run)", flush=True)
+                  f"in {minutes * 60:.0f} s ({len(result.corpus.features) / minutes:.0f}/minute), "
+                  f"corpus {result.corpus.size}, {result.stats.mutant_programs} mutants",
+                  flush=True)
+        print(f"  {mode:<7} median {statistics.median(reached):.0f} features after "
+              f"{args.feature_programs} programs, {statistics.median(rates):.0f} features/minute",
+              flush=True)
 
 
 def main() -> int:
@@ -120,7 +124,7 @@ def main() -> int:
     parser.add_argument("--time-per-bug", type=float, default=60.0)
     parser.add_argument("--only", default=DEFAULT_ONLY,
                         help="variants, comma-separated (default: 14 of the 49, see the source)")
-    parser.add_argument("--features-seconds", type=float, default=60.0)
+    parser.add_argument("--feature-programs", type=int, default=400)
     parser.add_argument("--feature-seeds", type=int, default=3,
                         help="how many of the seeds the features measurement runs")
     parser.add_argument("--jobs", type=int, default=1)

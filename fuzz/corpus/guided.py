@@ -11,8 +11,9 @@ origin). With guidance off, programs are the blind stream (`ChoiceSource.from_se
 tests pin) and features are only counted.
 
 Which entry to mutate: each entry is weighted by how rare the rarest feature it brought is
-(1 / the number of programs that reached it so far), so mutation goes where few programs
-have been, as AFL's and libFuzzer's schedules do; the weights cost a few features per entry.
+(1 / the number of programs that reached it so far; an arc's count is scaled by the
+coverage sampling interval, since only one program in K is measured), so mutation goes where
+few programs have been, as AFL's and libFuzzer's schedules do.
 
 Each worker keeps its own corpus and sends its new entries to the parent, which keeps
 those that reached features new to the campaign and to the stored corpus in the campaign
@@ -116,7 +117,9 @@ class WorkerGuide:
         self.reached: set[str] = set()  # features this worker's programs reached
         self.hits: Counter = Counter()  # programs that reached each feature (guidance on)
         self.corpus: list[tuple[CorpusEntry, list]] = []
-        self.brought: list[tuple[str, ...]] = []  # per entry: the features it was first to reach
+        # Per entry: the features it was first to reach, each with its count's scale.
+        self.brought: list[tuple[tuple[str, int], ...]] = []
+        self._arc_scale = max(1, config.coverage_every)
         for entry in entries:
             new = entry.features - self.seen
             self.seen |= entry.features
@@ -129,12 +132,14 @@ class WorkerGuide:
             frames = []
             replay(entry.choices, self.config, frames)
         self.corpus.append((entry, frames))
-        self.brought.append(tuple(brought))
+        scale = self._arc_scale
+        self.brought.append(tuple((f, scale if f.startswith("arc:") else 1) for f in brought))
 
     def _pick(self, rng: random.Random) -> int:
         """An entry, weighted by the rarity of the rarest feature it brought."""
         hits = self.hits
-        weights = [1.0 / max(1, min(hits[f] for f in brought)) for brought in self.brought]
+        weights = [1.0 / max(1, min(hits[f] * scale for f, scale in brought))
+                   for brought in self.brought]
         return rng.choices(range(len(weights)), weights)[0]
 
     def next(self, index: int):
@@ -149,7 +154,10 @@ class WorkerGuide:
         if self.corpus and rng.random() < MUTANT_SHARE:
             entry, frames = self.corpus[self._pick(rng)]
             donor = self.corpus[rng.randrange(len(self.corpus))][0].choices
-            choices, done = mutate(entry.choices, rng, frames=frames, donors=[donor])
+            for _ in range(4):  # a mutant equal to its entry would check it again
+                choices, done = mutate(entry.choices, rng, frames=frames, donors=[donor])
+                if choices != entry.choices:
+                    break
             frames = []
             fn, inputs = replay(choices, config, frames)
             origin = f"mutant of {entry.key} ({'; '.join(done)})"
