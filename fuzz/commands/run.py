@@ -94,8 +94,8 @@ def _print_guidance(result) -> None:
     if corpus is None:
         return
     kinds = ", ".join(f"{kind} {count}" for kind, count in corpus.by_kind().items())
-    print(f"features reached: {len(corpus.features)} ({kinds}); {corpus.new_features} not in "
-          "the stored corpus")
+    stored = f"; {corpus.new_features} not in the stored corpus" if corpus.on else ""
+    print(f"features reached: {len(corpus.features)} ({kinds}){stored}")
     if corpus.on:
         start = (f"started from the database's {len(corpus.loaded)}" if corpus.shared else
                  f"the database holds {len(corpus.stored)}, not read: --guidance shared reads them")
