@@ -62,7 +62,7 @@ def guidance_report(result: CampaignResult) -> dict | None:
         "shared_corpus": corpus.shared,
         "features": len(corpus.features),
         "features_by_kind": corpus.by_kind(),
-        "features_not_in_stored_corpus": corpus.new_features,
+        "features_not_in_stored_corpus": corpus.new_features if corpus.on else None,
         "corpus_size": corpus.size if corpus.on else 0,
         "corpus_loaded": len(corpus.loaded),
         "corpus_in_database_at_start": len(corpus.stored),
