@@ -220,14 +220,14 @@ def outcomes_of(X: Lanes, input_sets, buffers, slots: int) -> list[Outcome]:
 
 
 def _outputs(X: Lanes, lanes: slice, slots: int) -> tuple[tuple[int | None, ...], ...]:
-    values = X.outputs[lanes, :slots].tolist()
     written = X.written[lanes, :slots]
     if written.all():
-        return tuple(map(tuple, values))
-    return tuple(
-        tuple(v if w else None for v, w in zip(row, wrow, strict=True))
-        for row, wrow in zip(values, written.tolist(), strict=True)
-    )
+        return tuple(map(tuple, X.outputs[lanes, :slots].tolist()))
+    # Unwritten slots become None in C, not in a Python loop per thread and slot (a tenth
+    # of the default pipeline's checking time when done per element).
+    values = X.outputs[lanes, :slots].astype(object)
+    values[~written] = None
+    return tuple(map(tuple, values.tolist()))
 
 
 _BLOCK_CACHE: dict[str, Callable] = {}
