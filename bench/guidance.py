@@ -39,6 +39,16 @@ DEFAULT_ONLY = (
 MODES = (("blind", False, 0), ("guided", True, 20))
 
 
+def _origin(outcome) -> str:
+    """Whether the guided run's detecting program was fresh or a mutant (from its record)."""
+    import json
+
+    if not outcome.caught or outcome.files is None:
+        return "-"
+    record = json.loads(Path(outcome.files.record).read_text()).get("program", {})
+    return "mutant" if "mutant_of" in record else "fresh"
+
+
 def detection(args) -> None:
     from fuzz.commands.zoo import _variants
     from fuzz.zoo.runner import run_variant
@@ -55,7 +65,7 @@ def detection(args) -> None:
         for variant in variants:
             row = {}
             for mode, guidance, every in MODES:
-                seconds, programs, missed = [], [], 0
+                seconds, programs, missed, origins = [], [], 0, []
                 for seed in seeds:
                     outcome = run_variant(variant, seconds=args.time_per_bug, seed=seed,
                                           jobs=args.jobs, out=Path(directory) / mode,
@@ -64,11 +74,12 @@ def detection(args) -> None:
                     missed += not caught
                     seconds.append(outcome.seconds if caught else args.time_per_bug)
                     programs.append(outcome.programs if caught else None)
+                    origins.append(_origin(outcome) if guidance else "")
                 totals[mode].append(statistics.median(seconds))
-                row[mode] = (seconds, programs, missed)
+                row[mode] = (seconds, programs, missed, origins)
             cells = []
             for mode, _, _ in MODES:
-                seconds, _, missed = row[mode]
+                seconds, _, missed, _ = row[mode]
                 miss = f" ({missed} missed)" if missed else ""
                 cells.append(f"{statistics.median(seconds):.2f}/{max(seconds):.2f}{miss}")
             for mode, _, _ in MODES:
@@ -80,8 +91,8 @@ def detection(args) -> None:
                   flush=True)
             for mode, _, _ in MODES:
                 per_seed = " ".join(
-                    f"{s:.2f}s/{p if p is not None else 'missed'}"
-                    for s, p in zip(row[mode][0], row[mode][1], strict=True))
+                    f"{s:.2f}s/{p if p is not None else 'missed'}" + (f" ({o})" if o else "")
+                    for s, p, o in zip(row[mode][0], row[mode][1], row[mode][3], strict=True))
                 print(f"    {mode:<7} per seed: {per_seed}", flush=True)
     print("median of the variants' median seconds: "
           + ", ".join(f"{mode} {statistics.median(values):.2f}" for mode, values in totals.items()))
