@@ -8,7 +8,7 @@ import base64
 import hashlib
 import json
 
-from agxir.text import print_function
+from agxir.text import parse_function, print_function
 from fuzz.campaign import CampaignConfig, run_campaign
 from fuzz.corpus.db import open_db
 from fuzz.corpus.entry import CorpusEntry
@@ -110,3 +110,26 @@ def test_every_finding_record_carries_the_bytes_that_rebuild_its_program(tmp_pat
         if "mutant_of" in record:
             assert record["mutations"] and record["origin"].startswith("mutant of ")
     assert origins == {"mutant", "fresh"}
+
+
+def test_a_worker_taken_down_on_a_guided_program_is_blamed_on_that_program(tmp_path):
+    """The parent rebuilds the program a dead worker was checking from the case it sent
+    before checking it, so the death's finding names that program and replays from it."""
+    import os
+
+    def run(fn):
+        if print_function(fn).count(" imul ") >= 2:
+            os._exit(3)
+        return False
+
+    cfg = config(pipelines=[[PassUnderTest("imul-killer", run, ("--pass", "x:y"))]],
+                 examples=40)
+    store = FindingStore(tmp_path / "findings", lambda finding: [])
+    result = run_campaign(cfg, store)
+    assert result.worker_deaths >= 1 and result.stats.programs + result.worker_deaths == 40
+    (finding, files), = result.findings
+    assert finding.message == "the pass took its process down (exited with status 3)"
+    assert print_function(parse_function(finding.program)).count(" imul ") >= 2
+    record = json.loads(files.record.read_text())["program"]
+    fn, _ = case_program(cfg, Case(0, base64.b64decode(record["choices"]), ""), 0)
+    assert print_function(fn) == finding.program
