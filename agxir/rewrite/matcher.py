@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform, Value
 from agxir.opcodes.spec import Src
@@ -419,7 +420,9 @@ def recording_near_misses() -> Iterator[set]:
         _NEAR_MISSES.pop()
 
 
-_HEADERS: dict[int, Ins] = {}  # id(rule pattern) -> the pattern without its sources
+# A rule pattern -> the pattern without its sources. Weak keys: some passes build rules per
+# run (not-rev's single-use rules), and a pattern's id may be reused once it is collected.
+_HEADERS: WeakKeyDictionary = WeakKeyDictionary()
 
 
 def _header(pattern: Ins) -> Ins:
@@ -427,11 +430,11 @@ def _header(pattern: Ins) -> Ins:
     attributes. Built past `Ins`'s checks, which reject a sources wildcard without focus."""
     import copy
 
-    found = _HEADERS.get(id(pattern))
-    if found is None:  # patterns live in module-level rule tables: one copy each
+    found = _HEADERS.get(pattern)
+    if found is None:
         found = copy.copy(pattern)
         object.__setattr__(found, "srcs", None)
-        _HEADERS[id(pattern)] = found
+        _HEADERS[pattern] = found
     return found
 
 

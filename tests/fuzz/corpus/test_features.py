@@ -141,3 +141,25 @@ def test_the_coverage_sampler_turns_branch_arcs_of_the_passes_into_features():
     assert arcs and all(a.startswith("arc:agxir/") for a in arcs)
     assert any(a.startswith("arc:agxir/passes/cmpsel.py:") for a in arcs), sorted(arcs)[:5]
     assert not CoverageSampler(0).wants(0)
+
+
+def test_listening_for_near_misses_never_changes_what_a_pass_does():
+    """Every registered pass, with and without a listener, on generated programs (passes
+    that build their rules per run included: a pattern's cached header is its own)."""
+    from agxir.ir import clone_function
+    from agxir.passes import PASSES
+    from agxir.text import print_function
+
+    config = CampaignConfig(seed=4, pipelines=[])
+    heard = 0
+    for index in range(10):
+        fn, _ = build_case(4, index, config)
+        for name in PASSES:
+            unit = registered(name)
+            quiet, loud = clone_function(fn), clone_function(fn)
+            unit.run(quiet)
+            with recording_near_misses() as misses:
+                unit.run(loud)
+            heard += len(misses)
+            assert print_function(loud) == print_function(quiet), (index, name)
+    assert heard > 0
