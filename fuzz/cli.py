@@ -14,6 +14,7 @@ import sys
 from fuzz import VERSION
 from fuzz.commands.errors import UserError
 from fuzz.commands.loaders import MAX_INTERPRETED_BUFFER
+from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
 def _command(target: str):
@@ -121,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "new features, learnt in this run (the seed replays it) and stored in the "
                      "database; shared: also start from the database's corpus; off: blind "
                      "random programs (the stream the zoo times)")
-    run.add_argument("--coverage-every", type=int, default=20, metavar="K",
+    run.add_argument("--coverage-every", type=int, default=DEFAULT_COVERAGE_EVERY, metavar="K",
                      help="measure branch coverage of the passes for one program in K "
                      "(default 20; 0: never); its arcs are features, its cost is shown")
     run.set_defaults(handler=_command("fuzz.commands.run:run_campaign_command"))
@@ -209,7 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     zoo.add_argument("--json", metavar="FILE", help="write the table as JSON")
     zoo.add_argument("--default-cost", action="store_true",
                      help="run the default campaign's pipelines beside each variant's, so a "
-                     "program costs what it does in `agxfuzz run` (detection at default settings)")
+                     "program costs what it does in `agxfuzz run`, guided and coverage-sampled as "
+                     "it is (detection at default settings)")
     zoo.add_argument("--junit", metavar="FILE", help="write JUnit XML (a case per variant)")
     zoo.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (a result per catch)")
     zoo.add_argument("--html", metavar="FILE",

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from fuzz.commands.errors import UsageError
+from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
 def _variants(args):
@@ -70,8 +71,10 @@ def run_zoo(args) -> int:
     print(header)
     outcomes = []
     for variant in variants:
+        # At the default campaign's cost means its settings too: guided, coverage sampled.
         outcome = run_variant(variant, seconds=args.time_per_bug, seed=seed, jobs=jobs, out=out,
-                              beside=beside)
+                              beside=beside, guidance=bool(beside),
+                              coverage_every=DEFAULT_COVERAGE_EVERY if beside else 0)
         outcomes.append(outcome)
         if outcome.caught:
             print(f"{variant.name:<34} {'yes':<7} {outcome.seconds:>8.2f} {outcome.programs:>9}  "
