@@ -172,9 +172,8 @@ class Harness:
         if found is None:
             if fn.level == "ssa":
                 compiled = CompiledFunction(fn)
-                watch = feature.DivergenceWatch(compiled, self.input_sets)
                 found = compiled.run(self.input_sets, fuel=self.fuel)
-                if watch.diverged:
+                if compiled.diverged:
                     self.features.add(feature.oracle("divergent"))
             else:
                 from oracles.machine import run_wave

@@ -122,41 +122,6 @@ class CoverageSampler:
                 into.add(arc(name, start, end))
 
 
-class DivergenceWatch:
-    """Whether, in a run of `compiled` (an `oracles.interp.CompiledFunction`), lanes of one
-    input set took different ways at a branch. It wraps each two-way block's compiled code,
-    which the runner calls with the active lanes (`act`) and which returns the branch
-    condition per lane, and stops looking once it has seen one divergent branch."""
-
-    def __init__(self, compiled, input_sets) -> None:
-        import numpy as np
-
-        self.diverged = False
-        counts = [s.threads for s in input_sets]
-        self._lane_set = np.repeat(np.arange(len(counts)), counts)
-        self._sets = len(counts)
-        for block in compiled.blocks:
-            if len(block.targets) == 2:
-                block.run = self._watching(block.run)
-
-    def _watching(self, run):
-        import numpy as np
-
-        def watched(V, U, C, act, *rest):
-            cond = run(V, U, C, act, *rest)
-            if not self.diverged:
-                taken = act & np.asarray(cond, dtype=bool)
-                fell = act & ~taken
-                if taken.any() and fell.any():
-                    lanes, sets = self._lane_set, self._sets
-                    both = (np.bincount(lanes[taken], minlength=sets)
-                            * np.bincount(lanes[fell], minlength=sets))
-                    self.diverged = bool(both.any())
-            return cond
-
-        return watched
-
-
 @contextmanager
 def timed(stats, attribute: str):
     """Adds the block's wall time to `stats.<attribute>`."""

@@ -44,6 +44,7 @@ class CompiledFunction:
     def __init__(self, fn: Function):
         self.fn = fn
         self.lane_instructions = 0  # executed by the last run, over all lanes
+        self.diverged = False  # in the last run, lanes of one input set branched apart
         cfg = CFG(fn)
         self.order = list(cfg.rpo)
         position = {block: i for i, block in enumerate(self.order)}
@@ -145,6 +146,7 @@ class CompiledFunction:
         alive = lanes
         most_steps = 0  # no lane has executed more instructions than this
         executed = 0
+        diverged, sets = False, len(input_sets)
         with np.errstate(all="ignore"):
             while alive:
                 pos = int(at.min())
@@ -173,8 +175,12 @@ class CompiledFunction:
                 else:
                     if self.tracks_divergence:
                         X.branched(act, cond)
-                    at[act & cond] = targets[0]
-                    at[act & ~cond] = targets[1]
+                    taken, fell = act & cond, act & ~cond
+                    if not diverged and taken.any() and fell.any():
+                        diverged = bool((np.bincount(lane_set[taken], minlength=sets)
+                                         * np.bincount(lane_set[fell], minlength=sets)).any())
+                    at[taken] = targets[0]
+                    at[fell] = targets[1]
                     came_from[act] = compiled.number
                 if most_steps > fuel:
                     exhausted = act & (steps > fuel)
@@ -186,6 +192,9 @@ class CompiledFunction:
                     alive = int(np.count_nonzero(at != _DONE))
         X.find_races()
         self.lane_instructions = executed
+        # Whether lanes of one input set took different ways at some branch (a feature the
+        # campaign's guidance records; the ballot's per-wave bookkeeping is X's).
+        self.diverged = diverged
         return self._outcomes(X, input_sets, buffers)
 
     def _constant_arrays(self, lanes: int) -> dict[int, np.ndarray]:
