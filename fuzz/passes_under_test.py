@@ -127,6 +127,30 @@ def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
     return PassUnderTest(f"cmd:{Path(argv[0]).name}", run, ("--pass-cmd", command))
 
 
+def named_units(names: Sequence[str]) -> list[PassUnderTest]:
+    """The entries of a `--passes` list: MODULE:CALLABLE ones are Python passes (so a replay
+    keeps a wrong pass in its place between the machine steps around it), the rest registered."""
+    return [python_pass(name) if ":" in name else registered(name) for name in names]
+
+
+def units_from_flags(flags: Sequence[str]) -> list[PassUnderTest]:
+    """What `replay_arguments` undoes: the passes a finding's replay flags name, in the order
+    the flags give them. Raises PassLoadError (or UnknownPass) for flags naming none."""
+    if len(flags) % 2:
+        raise PassLoadError(f"the flags are not flag-value pairs: {list(flags)}")
+    units: list[PassUnderTest] = []
+    for flag, value in zip(flags[::2], flags[1::2]):
+        if flag == "--passes":
+            units += named_units([name.strip() for name in value.split(",") if name.strip()])
+        elif flag == "--pass":
+            units.append(python_pass(value))
+        elif flag == "--pass-cmd":
+            units.append(command_pass(value))
+        else:
+            raise PassLoadError(f"the flags hold {flag!r}, which names no pass")
+    return units
+
+
 def replay_arguments(pipeline: Sequence[PassUnderTest]) -> list[str]:
     """Command-line flags that rebuild `pipeline`: registered and Python passes in order in
     one `--passes` list when a Python pass sits between registered ones (a machine-level

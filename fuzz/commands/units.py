@@ -10,7 +10,13 @@ def units_under_test(args) -> tuple[list, list[list]]:
     """The passes under test and the pipelines to run: each pass alone, plus the default and
     the address pipelines (no --passes and no user pass) or the passes in the order given."""
     from agxir.passes import ADDRESS_PIPELINE, DEFAULT_PIPELINE, PASSES, UnknownPass
-    from fuzz.passes_under_test import PassLoadError, command_pass, python_pass, registered
+    from fuzz.passes_under_test import (
+        PassLoadError,
+        command_pass,
+        named_units,
+        python_pass,
+        registered,
+    )
 
     user = []
     try:
@@ -20,9 +26,7 @@ def units_under_test(args) -> tuple[list, list[list]]:
             names = [n.strip() for n in args.passes.split(",") if n.strip()]
         else:
             names = [] if user else list(PASSES)
-        # `--passes` may name Python passes (MODULE:CALLABLE) among registered ones, so a
-        # replay keeps a wrong pass in its place between the machine steps around it.
-        units = [python_pass(n) if ":" in n else registered(n) for n in names] + user
+        units = named_units(names) + user
     except (UnknownPass, PassLoadError) as error:
         raise UsageError(f"agxfuzz: {error}") from None
     from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINES

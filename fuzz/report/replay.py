@@ -96,27 +96,14 @@ def replay_here(record: Record, pass_timeout: float) -> Replay:
 def flag_units(flags: list[str]) -> list:
     """The passes a record's replay flags name (as `agxfuzz check` reads them)."""
     from agxir.passes import UnknownPass
-    from fuzz.passes_under_test import PassLoadError, command_pass, python_pass, registered
+    from fuzz.passes_under_test import PassLoadError, units_from_flags
 
-    if len(flags) % 2:
-        raise ReplayError(f"the record's flags are not flag-value pairs: {flags}")
-    units = []
     try:
-        for flag, value in zip(flags[::2], flags[1::2]):
-            if flag == "--passes":
-                names = [name.strip() for name in value.split(",") if name.strip()]
-                units += [python_pass(n) if ":" in n else registered(n) for n in names]
-            elif flag == "--pass":
-                units.append(python_pass(value))
-            elif flag == "--pass-cmd":
-                units.append(command_pass(value))
-            else:
-                raise ReplayError(f"the record's flags hold {flag!r}, which names no pass")
+        return units_from_flags(flags)
     except UnknownPass as error:
         raise ReplayError(f"cannot replay: {error.message}") from None
     except PassLoadError as error:
         raise ReplayError(f"cannot replay: {error}") from None
-    return units
 
 
 def resolve_pipeline(names: list[str], flags: list[str]) -> list:
