@@ -1,0 +1,19 @@
+/*
+ * agxfuzz's Mesa bridge: what its C files share (our code, against Mesa's
+ * headers; see fuzz/mesa/c/bridge.c for the protocol).
+ */
+#ifndef AGXFUZZ_MESA_BRIDGE_H
+#define AGXFUZZ_MESA_BRIDGE_H
+
+#include <stdio.h>
+
+#include "agx_builder.h"
+#include "agx_compiler.h"
+
+agx_context *bridge_read_shader(void *memctx, char **lines, unsigned nlines,
+                                const char **error);
+void bridge_write_shader(FILE *fp, agx_context *ctx, bool liveness);
+/* Runs one pass by its agxfuzz name; false when the name is unknown. */
+bool bridge_run_pass(agx_context *ctx, const char *name, bool *liveness);
+
+#endif
