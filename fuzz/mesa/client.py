@@ -1,0 +1,175 @@
+"""Talking to the bridge process: one persistent `agxfuzz-mesa-bridge`, request after
+request, each answered as a `Result` (the passes' output, Mesa's crash with its assert
+text, a timeout, or a request the bridge refused).
+
+The bridge forks per request and enforces the request's timeout itself, so a Mesa assert or
+a hang ends one request. The client keeps a backstop: if no answer comes within the timeout
+plus a margin (the bridge itself is stuck), it kills the bridge and starts a new one for the
+next request. `run_passes(fn, passes)` is the whole round: encode, send, decode.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from agxir import ir
+from fuzz.mesa.wire import Liveness, Names, decode, encode
+
+DEFAULT_TIMEOUT = 10.0  # seconds per request
+BACKSTOP = 5.0  # extra seconds before the client decides the bridge itself is stuck
+
+# The bridge's pass names; `mesa:NAME` is the pass under test.
+PASSES = ("optimizer", "cse", "dce", "dce-instructions", "lower-uniform-sources", "schedule",
+          "ra", "lower-pseudo", "liveness", "validate")
+# agx_compile.c's post-isel order, for the passes the bridge builds (agx_lower_64bit_postra,
+# agx_insert_waits, agx_opt_empty_else, agx_opt_break_if and agx_opt_jmp_none are not built).
+BACKEND = ("dce-instructions", "cse", "optimizer", "lower-uniform-sources", "dce", "schedule",
+           "ra", "lower-pseudo")
+
+
+class BridgeError(Exception):
+    """The bridge could not be started or answered nonsense (message: one line)."""
+
+
+@dataclass
+class Result:
+    status: str  # "ok", "crash", "timeout", "error"
+    lines: list[str]  # ok: the shader lines; otherwise Mesa's stderr (or the reason)
+    detail: str = ""  # crash: "signal 6" / "exit 1"
+
+    @property
+    def message(self) -> str:
+        """The crash's signature: Mesa's assert (or agx_validate's) first telling line."""
+        for line in self.lines:
+            if "Assertion" in line or "after" in line or "unreachable" in line.lower():
+                return line.strip()
+        return self.lines[0].strip() if self.lines else self.detail
+
+
+class BridgeClient:
+    """One bridge process, restarted when it dies or hangs."""
+
+    def __init__(self, binary: Path, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.binary = Path(binary)
+        self.timeout = timeout
+        self.process: subprocess.Popen | None = None
+        self.version = ""
+        self.restarts = 0
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        env = dict(os.environ, MESA_DEBUG="silent")
+        self.process = subprocess.Popen(
+            [str(self.binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=env, bufsize=0,
+        )
+        self._buffer = b""
+        hello = self._read_line(self.timeout + BACKSTOP)
+        if hello is None or not hello.startswith("agxfuzz-mesa-bridge "):
+            self.close()
+            raise BridgeError(f"agxfuzz: {self.binary} is not the Mesa bridge (said {hello!r})")
+        self.version = hello.split()[-1]
+
+    def close(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+            for stream in (process.stdin, process.stdout):
+                stream.close()
+
+    def __enter__(self) -> BridgeClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _read_line(self, timeout: float) -> str | None:
+        """One line from the bridge, or None on EOF or when `timeout` passes."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        stdout = self.process.stdout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            with selectors.DefaultSelector() as selector:
+                selector.register(stdout, selectors.EVENT_READ)
+                if not selector.select(left):
+                    return None
+            chunk = os.read(stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode(errors="replace")
+
+    def request(self, passes: list[str], shader: list[str],
+                timeout: float | None = None) -> Result:
+        """Run `passes` on the wire-form `shader`; never raises for what Mesa does."""
+        timeout = self.timeout if timeout is None else timeout
+        with self._lock:
+            if self.process is None or self.process.poll() is not None:
+                if self.process is not None:
+                    self.restarts += 1
+                self.start()
+            text = (f"request {max(1, int(timeout * 1000))}\npasses {' '.join(passes)}\n"
+                    + "\n".join(shader) + "\nend\n")
+            try:
+                self.process.stdin.write(text.encode())
+            except BrokenPipeError:
+                self.close()
+                return Result("error", ["the bridge died before the request was sent"])
+            head = self._read_line(timeout + BACKSTOP)
+            lines: list[str] = []
+            while head is not None:
+                line = self._read_line(timeout + BACKSTOP)
+                if line is None or line == "end":
+                    break
+                lines.append(line)
+            else:
+                self.close()  # stuck or dead: the next request starts a new bridge
+                return Result("timeout", ["the bridge did not answer"], "bridge")
+            if line is None:
+                self.close()
+                return Result("timeout", ["the bridge stopped mid-answer"], "bridge")
+        kind, _, detail = head.partition(" ")
+        if kind == "ok":
+            return Result("ok", lines)
+        if kind in ("crash", "timeout"):
+            return Result(kind, [line[2:] for line in lines], detail)
+        if kind == "error":
+            return Result("error", [detail], detail)
+        return Result("error", [f"unexpected answer {head!r}"])
+
+
+@dataclass
+class Outcome:
+    result: Result
+    function: ir.Function | None = None
+    liveness: Liveness | None = None
+
+
+def output_level(fn: ir.Function, passes: list[str] | tuple[str, ...]) -> str:
+    return "machine" if fn.level == "machine" or "ra" in passes else fn.level
+
+
+def run_passes(client: BridgeClient, fn: ir.Function, passes: list[str] | tuple[str, ...],
+               timeout: float | None = None) -> Outcome:
+    """`fn` through Mesa's `passes`; raises Untranslatable (before sending) or WireError
+    (Mesa answered something the model cannot say)."""
+    lines, names = encode(fn)
+    result = client.request(list(passes), lines, timeout)
+    if result.status != "ok":
+        return Outcome(result)
+    function, liveness = decode(result.lines, names, output_level(fn, passes))
+    return Outcome(result, function, liveness)
+
+
+__all__ = ["BridgeClient", "BridgeError", "Names", "Outcome", "Result", "run_passes"]

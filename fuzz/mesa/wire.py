@@ -1,0 +1,350 @@
+"""The bridge's wire form: a `Function` (exec or machine level) as the numeric lines the
+C side (`fuzz/mesa/c/wire.c`) turns into Mesa's `agx_context`, and Mesa's answer back as a
+`Function`, by the one opcode table (`fuzz/mesa/opcodes.py`).
+
+All parsing of the project's text stays in Python; the C side only reads numbers. Names
+do not cross the wire: `encode` numbers the SSA values, blocks and uniforms (uniforms at
+naturally aligned 16-bit offsets, as Mesa's `u` registers) and keeps the numbering in a
+`Names` so `decode` can give Mesa's answer the input's names back; a value or block Mesa
+made itself is `%m<index>` / `b<index>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agxir import ir
+from agxir.machine.opcodes import opcodes_for_level
+from fuzz.mesa.opcodes import BY_MODEL, CONVERT_BY_MESA, _convert_mode, untranslatable
+
+NULL, NORMAL, IMMEDIATE, UNIFORM, REGISTER, UNDEF = range(6)
+SIZE_CODE = {16: 0, 32: 1, 64: 2}
+SIZE_BITS = {code: bits for bits, code in SIZE_CODE.items()}
+INT_CONDS = {"ueq": 0, "ult": 1, "ugt": 2, "seq": 4, "slt": 5, "sgt": 6}
+FLOAT_CONDS = {"eq": 0, "lt": 1, "gt": 2, "ltn": 3, "ge": 5, "le": 6, "gtn": 7}
+FORMATS = {"i8": 0, "i16": 1, "i32": 2}
+SR_THREAD_ID = 80  # thread_position_in_grid.x
+ROUND_RTZ, ROUND_RTE = 0, 1
+COND_ROWS = ("if_icmp", "if_fcmp", "else_icmp", "else_fcmp", "while_icmp", "while_fcmp")
+FLOAT_COND_OPS = ("fcmp", "fcmpsel", "if_fcmp", "else_fcmp", "while_fcmp", "fcmp_ballot")
+BITOP_TABLES = {"mov": 0xA, "not": 0x5, "and": 0x8, "or": 0xE, "xor": 0x6}
+
+
+class Untranslatable(Exception):
+    """The function uses something Mesa has no counterpart for (message: what)."""
+
+
+class WireError(Exception):
+    """Mesa's answer has something the model cannot say (message: what)."""
+
+
+@dataclass
+class Names:
+    level: str
+    values: dict[int, ir.Value] = field(default_factory=dict)
+    blocks: dict[int, str] = field(default_factory=dict)
+    uniforms: dict[int, ir.Uniform] = field(default_factory=dict)
+    function: ir.Function | None = None
+
+
+@dataclass
+class Liveness:
+    live_in: dict[str, list[str]]
+    live_out: dict[str, list[str]]
+
+
+def _index(kind: int, value: int, size: int, abs_: bool = False, neg: bool = False) -> str:
+    return f"{kind}.{value}.{SIZE_CODE[size]}.{int(abs_) | int(neg) << 1}"
+
+
+class _Encoder:
+    def __init__(self, fn: ir.Function) -> None:
+        self.fn = fn
+        self.value_index: dict[ir.Value, int] = {}
+        self.block_index = {block: i for i, block in enumerate(fn.blocks)}
+        self.uniform_half: dict[ir.Uniform, int] = {}
+        half = 0
+        for uniform in fn.uniforms:
+            align = uniform.size // 16
+            half = (half + align - 1) // align * align
+            self.uniform_half[uniform] = half
+            half += align
+        for value in fn.values():
+            self.value_index.setdefault(value, len(self.value_index))
+
+    def operand(self, src: ir.Operand) -> str:
+        ref = src.ref
+        if isinstance(ref, ir.Value):
+            if ref not in self.value_index:
+                raise Untranslatable(f"%{ref.name} is used but never defined")
+            return _index(NORMAL, self.value_index[ref], ref.size, src.abs, src.neg)
+        if isinstance(ref, ir.Register):
+            return _index(REGISTER, ref.half, ref.size, src.abs, src.neg)
+        if isinstance(ref, ir.Uniform):
+            return _index(UNIFORM, self.uniform_half[ref], ref.size, src.abs, src.neg)
+        if isinstance(ref, ir.Immediate):
+            return _index(IMMEDIATE, ref.bits, 16, src.abs, src.neg)
+        raise Untranslatable(f"operand {ref!r} (vreg level)")
+
+    def dest(self, dest) -> str:
+        if isinstance(dest, ir.Value):
+            return _index(NORMAL, self.value_index[dest], dest.size)
+        if isinstance(dest, ir.Register):
+            return _index(REGISTER, dest.half, dest.size)
+        raise Untranslatable(f"destination {dest!r} (vreg level)")
+
+    def predecessors(self) -> dict[ir.Block, list[ir.Block]]:
+        """Each block's logical predecessors, in the order its first phi lists them (Mesa
+        orders phi sources by predecessor), else in layout order."""
+        preds: dict[ir.Block, list[ir.Block]] = {block: [] for block in self.fn.blocks}
+        for block in self.fn.blocks:
+            for succ in block.successors:
+                preds[succ].append(block)
+        for block in self.fn.blocks:
+            first = next(block.phis(), None)
+            if first is not None and sorted(map(id, first.blocks)) == sorted(
+                map(id, preds[block])
+            ):
+                preds[block] = list(first.blocks)
+        return preds
+
+    def instruction(self, ins: ir.Instruction, preds: list[ir.Block]) -> str:
+        name, a = ins.opcode.name, ins.attrs
+        mesa = BY_MODEL[name].mesa
+        cond = inv = nest = shift = sat = mask = fmt = imm = 0
+        target = -1
+        srcs = list(ins.srcs)
+        dests = ins.defs()
+        if name in ("icmp", "fcmp", "icmpsel", "fcmpsel", *COND_ROWS):
+            cond = (FLOAT_CONDS if name in FLOAT_COND_OPS else INT_CONDS)[a["cond"]]
+            inv = a.get("inv", 0)
+        if "n" in a:
+            nest = a["n"]
+        if name in ("iadd", "imad"):
+            shift = a["shift"]
+        sat = int(ins.sat)
+        if name == "uadd_sat":
+            sat = 1
+        elif name == "bitop":
+            imm = a["tt"]
+        elif name in ("bfi", "bfeil", "extr"):
+            imm = a["mask"]
+        elif name == "mov_imm":
+            imm = a["value"]
+            if self.fn.level == "exec" and ins.dest == ir.R0L:
+                mesa, imm, dests = "begin_cf", 0, []
+        elif name == "convert":
+            mode = _convert_mode(ins)
+            imm = ROUND_RTE if a["mode"] in ("u2f", "s2f") else ROUND_RTZ
+            srcs = [ir.Operand(ir.Immediate(mode)), *srcs]
+        elif name in ("device_load", "device_store"):
+            fmt, shift, mask = FORMATS[a["fmt"]], a["shift"], 1
+        elif name == "get_sr":
+            imm = SR_THREAD_ID
+        elif name == "export":
+            imm = a["slot"]
+        elif name == "push_exec":
+            srcs = [ir.Operand(ir.Immediate(0)), ir.Operand(ir.Immediate(0))]
+            cond = FLOAT_CONDS["eq"]
+        elif name in ("jmp_exec_any", "jmp_exec_none"):
+            target = self.block_index[ins.blocks[0]]
+        elif name == "phi":
+            by_block = dict(zip(map(id, ins.blocks), ins.srcs, strict=False))
+            srcs = [by_block[id(pred)] for pred in preds]
+        fields = [mesa, len(dests), len(srcs), cond, inv, nest, shift, sat, mask, fmt, imm,
+                  target]
+        operands = [self.dest(d) for d in dests] + [self.operand(s) for s in srcs]
+        return "i " + " ".join(map(str, fields + operands))
+
+    def encode(self) -> list[str]:
+        preds = self.predecessors()
+        lines = [f"shader {len(self.fn.blocks)} {len(self.value_index)}"]
+        for block in self.fn.blocks:
+            succs = [self.block_index[s] for s in block.successors]
+            if len(succs) > 2:
+                raise Untranslatable(f"block {block.name} has {len(succs)} successors")
+            succs += [-1] * (2 - len(succs))
+            pred_indices = [self.block_index[p] for p in preds[block]]
+            lines.append(f"block {self.block_index[block]} {succs[0]} {succs[1]} "
+                         f"{len(pred_indices)}" + "".join(f" {p}" for p in pred_indices))
+            for ins in block.instructions:
+                lines.append(self.instruction(ins, preds[block]))
+        return lines
+
+
+def encode(fn: ir.Function) -> tuple[list[str], Names]:
+    """The wire lines of `fn` and the numbering `decode` needs; raises Untranslatable."""
+    if fn.level not in ("exec", "machine"):
+        raise Untranslatable(f"a {fn.level}-level function: Mesa's backend takes the exec "
+                             "level (run lower-cf first) or the machine level")
+    missing = untranslatable(fn)
+    if missing:
+        what = ", ".join(f"{name} x{count}" for name, count in sorted(missing.items()))
+        raise Untranslatable(f"no Mesa counterpart for {what}")
+    encoder = _Encoder(fn)
+    names = Names(fn.level, function=fn)
+    names.values = {index: value for value, index in encoder.value_index.items()}
+    names.blocks = {index: block.name for block, index in encoder.block_index.items()}
+    names.uniforms = {half: uniform for uniform, half in encoder.uniform_half.items()}
+    return encoder.encode(), names
+
+
+# --- Mesa's answer back to a Function ----------------------------------------------------------
+
+
+class _Decoder:
+    def __init__(self, names: Names, level: str) -> None:
+        self.names = names
+        self.level = level
+        self.table = opcodes_for_level(level)
+        self.values: dict[int, ir.Value] = {}
+        self.blocks: dict[int, ir.Block] = {}
+
+    def block(self, index: int) -> ir.Block:
+        if index not in self.blocks:
+            self.blocks[index] = ir.Block(self.names.blocks.get(index, f"b{index}"),
+                                          logical_successors=[])
+        return self.blocks[index]
+
+    def value(self, index: int, size: int) -> ir.Value:
+        if index not in self.values:
+            known = self.names.values.get(index)
+            name = known.name if known is not None and known.size == size else f"m{index}"
+            self.values[index] = ir.Value(name, size)
+        return self.values[index]
+
+    def ref(self, token: str, as_dest: bool = False):
+        kind, value, size, mods = (int(part) for part in token.split("."))
+        bits = SIZE_BITS[size]
+        if kind == NORMAL:
+            ref = self.value(value, bits)
+        elif kind == REGISTER:
+            ref = ir.Register(value, bits)
+        elif kind == IMMEDIATE and not as_dest:
+            ref = ir.Immediate(value)
+        elif kind == UNIFORM and not as_dest and value in self.names.uniforms:
+            ref = self.names.uniforms[value]
+        else:
+            raise WireError(f"operand kind {kind} (value {value}) has no model spelling")
+        return ref if as_dest else ir.Operand(ref, bool(mods & 1), bool(mods & 2))
+
+    def instruction(self, tokens: list[str], preds: list[ir.Block]) -> ir.Instruction:
+        op = tokens[1]
+        nd, ns, cond, inv, nest, shift, sat, mask, fmt, imm, target = map(int, tokens[2:13])
+        dests = [self.ref(t, as_dest=True) for t in tokens[13:13 + nd]]
+        srcs = [self.ref(t) for t in tokens[13 + nd:13 + nd + ns]]
+        dest = dests[0] if dests else None
+        attrs: dict[str, int | str] = {}
+        blocks: list[ir.Block] = []
+        name = op
+        if op in BITOP_TABLES:
+            name, attrs["tt"] = "bitop", BITOP_TABLES[op]
+            if len(srcs) == 1:
+                srcs.append(ir.Operand(ir.Immediate(0)))
+        elif op == "begin_cf":
+            name, dest, attrs["value"] = "mov_imm", ir.R0L, 0
+        elif op == "bitop":
+            attrs["tt"] = imm
+        elif op in ("iadd", "imad"):
+            attrs["shift"] = shift
+            if sat:
+                if op != "iadd" or shift:
+                    raise WireError(f"{op}.sat with shift {shift} has no model spelling")
+                name, attrs, sat = "uadd_sat", {}, 0
+        elif op in ("bfi", "bfeil", "extr"):
+            attrs["mask"] = imm
+        elif op == "mov_imm":
+            attrs["value"] = imm
+        elif op == "fma":
+            name = "ffma"
+        elif op == "convert":
+            key = CONVERT_BY_MESA.get(srcs[0].ref.bits) if srcs[0].is_immediate else None
+            if key is None:
+                raise WireError(f"convert with mode source {tokens[13 + nd]}")
+            attrs["mode"] = key[0]
+            srcs = srcs[1:]
+        elif op in ("device_load", "device_store"):
+            formats = {code: name for name, code in FORMATS.items()}
+            attrs["fmt"], attrs["shift"] = formats[fmt], shift
+        elif op == "get_sr":
+            if imm != SR_THREAD_ID:
+                raise WireError(f"get_sr sr {imm}")
+            attrs["sr"] = "thread_id"
+        elif op == "unit_test":
+            name, attrs["slot"] = "export", imm
+        elif op in COND_ROWS:
+            conds = FLOAT_CONDS if op in FLOAT_COND_OPS else INT_CONDS
+            attrs["cond"] = {v: k for k, v in conds.items()}[cond]
+            attrs["inv"], attrs["n"] = inv, nest
+            if (op == "if_fcmp" and cond == FLOAT_CONDS["eq"] and not inv
+                    and all(s.is_immediate and s.ref.bits == 0 and not s.abs and not s.neg
+                            for s in srcs)):
+                name, attrs, srcs = "push_exec", {"n": nest}, []
+        elif op in ("icmp", "fcmp", "icmpsel", "fcmpsel"):
+            conds = FLOAT_CONDS if op in FLOAT_COND_OPS else INT_CONDS
+            attrs["cond"] = {v: k for k, v in conds.items()}[cond]
+            if op in ("icmp", "fcmp"):
+                attrs["inv"] = inv
+        elif op in ("pop_exec", "break"):
+            attrs["n"] = nest
+        elif op in ("jmp_exec_any", "jmp_exec_none"):
+            if target < 0:
+                raise WireError(f"{op} without a target")
+            blocks = [self.block(target)]
+        elif op == "phi":
+            blocks = list(preds)
+        elif op not in ("fadd", "fmul", "asr", "stop"):
+            raise WireError(f"Mesa opcode {op} has no model counterpart")
+        row = self.table.get(name)
+        if row is None:
+            raise WireError(f"{name} is not a {self.level}-level opcode")
+        if row.name == "parallel_copy" or len(dests) > 1:
+            raise WireError(f"{op} with {len(dests)} destinations")
+        return ir.Instruction(row, dest, srcs, attrs, blocks, bool(sat))
+
+    def decode(self, lines: list[str]) -> tuple[ir.Function, Liveness | None]:
+        source = self.names.function
+        fn = ir.Function(source.name if source else "mesa",
+                         list(source.uniforms) if source else [], [], self.level)
+        pending: list[tuple[ir.Block, list[int], list[list[str]]]] = []
+        live_in: dict[str, list[str]] = {}
+        live_out: dict[str, list[str]] = {}
+        current = None
+        for line in lines:
+            tokens = line.split()
+            if not tokens or tokens[0] == "shader":
+                continue
+            if tokens[0] == "block":
+                index, s0, s1, npreds = map(int, tokens[1:5])
+                block = self.block(index)
+                block.logical_successors = [self.block(s) for s in (s0, s1) if s >= 0]
+                current = (block, [int(p) for p in tokens[5:5 + npreds]], [])
+                pending.append(current)
+                fn.blocks.append(block)
+            elif tokens[0] == "i":
+                if current is None:
+                    raise WireError("an instruction before any block")
+                current[2].append(tokens)
+            elif tokens[0] == "live":
+                block = self.block(int(tokens[1]))
+                split = tokens.index("out")
+                ins_, outs = tokens[3:split], tokens[split + 1:]
+                live_in[block.name] = [self._live_name(int(v)) for v in ins_]
+                live_out[block.name] = [self._live_name(int(v)) for v in outs]
+        for block, preds, instructions in pending:
+            pred_blocks = [self.block(p) for p in preds]
+            block.instructions = [self.instruction(t, pred_blocks) for t in instructions]
+        liveness = Liveness(live_in, live_out) if live_in or live_out else None
+        return fn, liveness
+
+    def _live_name(self, index: int) -> str:
+        if index in self.values:
+            return self.values[index].name
+        known = self.names.values.get(index)
+        return known.name if known is not None else f"m{index}"
+
+
+def decode(lines: list[str], names: Names, level: str) -> tuple[ir.Function, Liveness | None]:
+    """Mesa's answer (the lines between `ok` and `end`) as a Function of `level`, and the
+    live sets when the request ran `liveness`; raises WireError."""
+    return _Decoder(names, level).decode(lines)
