@@ -37,6 +37,10 @@ class PassUnderTest:
 
 
 def registered(name: str) -> PassUnderTest:
+    if name.startswith("mesa:"):  # Mesa's real backend, through the bridge (fuzz/mesa/)
+        from fuzz.mesa.passes import mesa_unit
+
+        return mesa_unit(name)
     from agxir.machine.pipeline import MACHINE_PASSES
     from agxir.passes import get_pass
 
@@ -49,6 +53,10 @@ def machine_prefix(name: str) -> list[str]:
     the machine pipeline up to and including it (just `name` for an SSA pass)."""
     from agxir.machine.pipeline import MACHINE_PIPELINES
 
+    if name.startswith("mesa:"):
+        from fuzz.mesa.passes import mesa_prefix
+
+        return mesa_prefix(name)
     for pipeline in MACHINE_PIPELINES:
         if name in pipeline:
             return list(pipeline[: pipeline.index(name) + 1])
@@ -130,7 +138,8 @@ def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
 def named_units(names: Sequence[str]) -> list[PassUnderTest]:
     """The entries of a `--passes` list: MODULE:CALLABLE ones are Python passes (so a replay
     keeps a wrong pass in its place between the machine steps around it), the rest registered."""
-    return [python_pass(name) if ":" in name else registered(name) for name in names]
+    return [python_pass(name) if ":" in name and not name.startswith("mesa:")
+            else registered(name) for name in names]
 
 
 def units_from_flags(flags: Sequence[str]) -> list[PassUnderTest]:

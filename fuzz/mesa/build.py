@@ -192,7 +192,9 @@ def _compile_all(src: Path, work: Path, version: str) -> Path:
         if done.returncode != 0:
             raise MesaBuildError(_first_error(done.stderr))
     binary = work / BINARY
-    done = subprocess.run([_cc(), *map(str, objects), "-o", str(binary), "-lm", "-lpthread"],
+    done = subprocess.run([_cc(), *map(str, objects), "-o", str(binary), "-lm", "-lpthread",
+                           # copies.c: agx_ra's parallel copies through the bridge
+                           "-Wl,--wrap=agx_emit_parallel_copies"],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise MesaBuildError(f"agxfuzz: linking the bridge failed: {_first_error(done.stderr)}")

@@ -25,11 +25,13 @@ BACKSTOP = 5.0  # extra seconds before the client decides the bridge itself is s
 
 # The bridge's pass names; `mesa:NAME` is the pass under test.
 PASSES = ("optimizer", "cse", "dce", "dce-instructions", "lower-uniform-sources", "schedule",
-          "ra", "lower-pseudo", "liveness", "validate")
+          "ra", "ra-direct", "lower-copies", "lower-pseudo", "liveness", "validate")
 # agx_compile.c's post-isel order, for the passes the bridge builds (agx_lower_64bit_postra,
 # agx_insert_waits, agx_opt_empty_else, agx_opt_break_if and agx_opt_jmp_none are not built).
+# `ra-direct` is agx_ra as Mesa builds it (its copies lowered inside); `ra` keeps them as
+# parallel copies for the RA checker, and `lower-copies` then runs Mesa's sequentializer.
 BACKEND = ("dce-instructions", "cse", "optimizer", "lower-uniform-sources", "dce", "schedule",
-           "ra", "lower-pseudo")
+           "ra-direct", "lower-pseudo")
 
 
 class BridgeError(Exception):
@@ -60,6 +62,7 @@ class BridgeClient:
         self.process: subprocess.Popen | None = None
         self.version = ""
         self.restarts = 0
+        self.owner_pid = os.getpid()  # a forked worker must start its own bridge
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -157,7 +160,8 @@ class Outcome:
 
 
 def output_level(fn: ir.Function, passes: list[str] | tuple[str, ...]) -> str:
-    return "machine" if fn.level == "machine" or "ra" in passes else fn.level
+    allocating = {"ra", "ra-direct"} & set(passes)
+    return "machine" if fn.level == "machine" or allocating else fn.level
 
 
 def run_passes(client: BridgeClient, fn: ir.Function, passes: list[str] | tuple[str, ...],

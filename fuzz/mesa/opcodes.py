@@ -94,8 +94,11 @@ TABLE: tuple[Mapping, ...] = (
     Mapping("break", "break", "nest, no target"),
     Mapping("jmp_exec_any", "jmp_exec_any", "target block"),
     Mapping("jmp_exec_none", "jmp_exec_none", "target block"),
-    Mapping("parallel_copy", None, "Mesa has no parallel-copy instruction: agx_ra lowers the "
-            "copies it makes on the spot (agx_emit_parallel_copies), as moves and swaps"),
+    Mapping("parallel_copy", "intl", "Mesa has no parallel-copy instruction: agx_ra lowers "
+            "its copies on the spot (agx_emit_parallel_copies). The bridge wraps that call and "
+            "keeps them as a pseudo-instruction, an intl (an opcode the model never uses) with "
+            "n destinations and n sources, which mesa:lower-copies hands to Mesa's real "
+            "sequentializer"),
 )
 
 BY_MODEL: dict[str, Mapping] = {row.model: row for row in TABLE}

@@ -148,6 +148,8 @@ class _Encoder:
             cond = FLOAT_CONDS["eq"]
         elif name in ("jmp_exec_any", "jmp_exec_none"):
             target = self.block_index[ins.blocks[0]]
+        elif name == "parallel_copy":
+            mesa = "parallel_copy"  # the bridge's pseudo-instruction (fuzz/mesa/c/copies.c)
         elif name == "phi":
             by_block = dict(zip(map(id, ins.blocks), ins.srcs, strict=False))
             srcs = [by_block[id(pred)] for pred in preds]
@@ -293,6 +295,11 @@ class _Decoder:
             blocks = [self.block(target)]
         elif op == "phi":
             blocks = list(preds)
+        elif op == "parallel_copy":
+            row = self.table.get("parallel_copy")
+            if row is None:
+                raise WireError(f"parallel_copy is not a {self.level}-level opcode")
+            return ir.Instruction(row, None, srcs, {}, [], False, dests)
         elif op not in ("fadd", "fmul", "asr", "stop"):
             raise WireError(f"Mesa opcode {op} has no model counterpart")
         row = self.table.get(name)

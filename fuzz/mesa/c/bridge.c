@@ -57,8 +57,15 @@ bridge_run_pass(agx_context *ctx, const char *name, bool *liveness)
       agx_lower_uniform_sources(ctx);
    else if (!strcmp(name, "schedule"))
       agx_pressure_schedule(ctx);
-   else if (!strcmp(name, "ra"))
+   else if (!strcmp(name, "ra")) {
+      /* Mesa's allocation with its parallel copies kept (copies.c) */
+      bridge_record_copies = true;
       agx_ra(ctx);
+      bridge_record_copies = false;
+   } else if (!strcmp(name, "ra-direct"))
+      agx_ra(ctx);
+   else if (!strcmp(name, "lower-copies"))
+      bridge_lower_copies(ctx);
    else if (!strcmp(name, "lower-pseudo"))
       agx_lower_pseudo(ctx);
    else if (!strcmp(name, "liveness")) {
@@ -99,7 +106,8 @@ run_child(char **lines, unsigned nlines)
          fflush(stdout);
          _exit(3);
       }
-      if (!strcmp(name, "ra"))
+      if (!strcmp(name, "ra") || !strcmp(name, "ra-direct") ||
+          !strcmp(name, "lower-copies"))
          allocated = true;
       if (!allocated && strcmp(name, "validate"))
          agx_validate(ctx, name);

@@ -16,4 +16,10 @@ void bridge_write_shader(FILE *fp, agx_context *ctx, bool liveness);
 /* Runs one pass by its agxfuzz name; false when the name is unknown. */
 bool bridge_run_pass(agx_context *ctx, const char *name, bool *liveness);
 
+/* copies.c: parallel copies as a pseudo-instruction (`parallel_copy` on the wire) */
+#define PCOPY_MARK 0x70c0u
+extern bool bridge_record_copies;
+bool bridge_is_pcopy(const agx_instr *I);
+void bridge_lower_copies(agx_context *ctx);
+
 #endif

@@ -134,7 +134,8 @@ bridge_read_shader(void *memctx, char **lines, unsigned nlines,
             *error = "malformed instruction line";
             return NULL;
          }
-         int op = opcode_by_name(name);
+         bool pcopy = strcmp(name, "parallel_copy") == 0;
+         int op = pcopy ? AGX_OPCODE_INTL : opcode_by_name(name);
          if (op < 0) {
             *error = "unknown Mesa opcode";
             return NULL;
@@ -151,7 +152,7 @@ bridge_read_shader(void *memctx, char **lines, unsigned nlines,
          if (takes_target(op))
             I->target = target >= 0 ? blocks[target] : NULL;
          else
-            I->imm = imm;
+            I->imm = pcopy ? PCOPY_MARK : imm;
          char *p = line + off;
          char tok[64];
          for (unsigned k = 0; k < nd + ns; ++k) {
@@ -195,7 +196,7 @@ write_instr(FILE *fp, const agx_instr *I)
    else
       imm = I->imm;
    fprintf(fp, "i %s %u %u %u %u %u %u %u %u %u %llu %ld",
-           agx_opcodes_info[I->op].name, I->nr_dests, I->nr_srcs,
+           bridge_is_pcopy(I) ? "parallel_copy" : agx_opcodes_info[I->op].name, I->nr_dests, I->nr_srcs,
            (unsigned)I->icond, (unsigned)I->invert_cond, I->nest,
            (unsigned)I->shift, (unsigned)I->saturate, (unsigned)I->mask,
            (unsigned)I->format, imm, target);

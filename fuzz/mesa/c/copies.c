@@ -1,0 +1,80 @@
+/*
+ * agxfuzz's Mesa bridge: Mesa's parallel copies kept as what they are.
+ *
+ * agx_ra lowers every parallel copy it makes on the spot, through
+ * agx_emit_parallel_copies. The bridge is linked with
+ * -Wl,--wrap=agx_emit_parallel_copies, so agx_ra's calls come here: while
+ * bridge_record_copies is set (the `ra` pass), the copies are kept as one
+ * parallel-copy pseudo-instruction (so the RA checker can read Mesa's
+ * allocation with its copies), and the `lower-copies` pass later hands each
+ * one to Mesa's real sequentializer, unchanged. The `ra-direct` pass runs
+ * agx_ra exactly as Mesa builds it.
+ *
+ * The pseudo-instruction is an `intl` (an opcode the model never uses) with as
+ * many destinations as sources and PCOPY_MARK in imm; the wire calls it
+ * `parallel_copy`.
+ */
+
+#include "bridge.h"
+
+bool bridge_record_copies = false;
+
+void __real_agx_emit_parallel_copies(agx_builder *b, struct agx_copy *copies,
+                                     unsigned n);
+
+bool
+bridge_is_pcopy(const agx_instr *I)
+{
+   return I->op == AGX_OPCODE_INTL && I->nr_dests == I->nr_srcs &&
+          I->imm == PCOPY_MARK;
+}
+
+void
+__wrap_agx_emit_parallel_copies(agx_builder *b, struct agx_copy *copies,
+                                unsigned n)
+{
+   if (!bridge_record_copies) {
+      __real_agx_emit_parallel_copies(b, copies, n);
+      return;
+   }
+   unsigned kept = 0;
+   for (unsigned i = 0; i < n; ++i) {
+      agx_index src = copies[i].src;
+      /* Mesa emits nothing for a copy onto itself either */
+      if (!(src.type == AGX_INDEX_REGISTER && src.value == copies[i].dest))
+         kept++;
+   }
+   if (kept == 0)
+      return;
+   agx_instr *I = agx_alloc_instr(b, AGX_OPCODE_INTL, kept, kept);
+   I->imm = PCOPY_MARK;
+   unsigned k = 0;
+   for (unsigned i = 0; i < n; ++i) {
+      agx_index src = copies[i].src;
+      if (src.type == AGX_INDEX_REGISTER && src.value == copies[i].dest)
+         continue;
+      I->dest[k] = agx_register(copies[i].dest, src.size);
+      I->src[k] = src;
+      k++;
+   }
+   agx_builder_insert(&b->cursor, I);
+}
+
+void
+bridge_lower_copies(agx_context *ctx)
+{
+   agx_foreach_instr_global_safe(ctx, I) {
+      if (!bridge_is_pcopy(I))
+         continue;
+      struct agx_copy *copies = calloc(I->nr_dests, sizeof(struct agx_copy));
+      for (unsigned k = 0; k < I->nr_dests; ++k) {
+         assert(I->dest[k].type == AGX_INDEX_REGISTER &&
+                "parallel copies write registers");
+         copies[k] = (struct agx_copy){.dest = I->dest[k].value, .src = I->src[k]};
+      }
+      agx_builder b = agx_init_builder(ctx, agx_before_instr(I));
+      __real_agx_emit_parallel_copies(&b, copies, I->nr_dests);
+      agx_remove_instruction(I);
+      free(copies);
+   }
+}

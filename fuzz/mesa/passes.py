@@ -1,0 +1,172 @@
+"""Mesa's real AGX backend passes as passes under test: `mesa:optimizer`, `mesa:cse`,
+`mesa:dce`, `mesa:schedule`, `mesa:ra`, `mesa:lower-pseudo`, `mesa:liveness` and
+`mesa:backend` (agx_compile.c's post-isel order of the passes the bridge builds).
+
+`mesa:ra` is agx_ra with its parallel copies kept as `parallel_copy` (the bridge wraps
+agx_emit_parallel_copies) so the RA checker reads Mesa's allocation; `mesa:lower-copies`
+sequentializes them with Mesa's own code; `mesa:backend` runs agx_ra untouched.
+
+Each is a `PassUnderTest` whose `run(fn)` sends the function to the bridge (one bridge
+process per Python process, built from the Mesa tree on first use: `$AGXFUZZ_MESA_SRC`
+or the shared tree) and replaces it with Mesa's answer, so the harness judges Mesa's output
+with the oracles it has. What Mesa does wrong surfaces as an exception the harness reports
+as a crash finding: `MesaCrash` (an assert or agx_validate, its text the signature),
+`MesaHang`, `MesaLivenessDiffers` (`mesa:liveness` against the reference), `WireError`
+(Mesa answered something the model cannot spell). A function Mesa has no counterpart for
+raises `NotTranslatable`, which a campaign counts by opcode and does not report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from agxir.ir import Function
+from fuzz.mesa.client import BACKEND, BridgeClient, run_passes
+from fuzz.mesa.opcodes import untranslatable
+from fuzz.mesa.wire import Untranslatable
+from fuzz.passes_under_test import PassUnderTest
+
+PREFIX = "mesa:"
+# agxfuzz name -> the bridge's pass list
+MESA_PASSES: dict[str, tuple[str, ...]] = {
+    "optimizer": ("optimizer",),
+    "cse": ("cse",),
+    "dce": ("dce",),
+    "schedule": ("schedule",),
+    "ra": ("ra",),
+    "lower-copies": ("lower-copies",),
+    "lower-pseudo": ("lower-pseudo",),
+    "liveness": ("liveness",),
+    "backend": BACKEND,
+}
+# `run --mesa`: each pass alone after lower-cf, and Mesa's order (with RA) whole.
+MESA_PIPELINES: tuple[tuple[str, ...], ...] = (
+    *((f"{PREFIX}{name}",) for name in ("optimizer", "cse", "dce", "schedule", "ra",
+                                          "liveness")),
+    (f"{PREFIX}ra", f"{PREFIX}lower-copies", f"{PREFIX}lower-pseudo"),
+    (f"{PREFIX}backend",),
+)
+
+
+class NotTranslatable(Exception):
+    """The program uses opcodes Mesa has no counterpart for; `counts` says which."""
+
+    def __init__(self, counts: Counter) -> None:
+        self.counts = counts
+        super().__init__("not translatable: " + ", ".join(
+            f"{name} x{count}" for name, count in sorted(counts.items())))
+
+
+class MesaCrash(Exception):
+    """Mesa aborted or exited (an assert, agx_validate): the message is its text."""
+
+
+class MesaHang(Exception):
+    """The request outran its timeout."""
+
+
+class MesaLivenessDiffers(Exception):
+    """agx_compute_liveness disagrees with the reference liveness."""
+
+
+_CLIENT: BridgeClient | None = None
+# Programs a Mesa pass was given and could not translate, by opcode, in this process.
+NOT_TRANSLATABLE: Counter = Counter()
+
+
+def client() -> BridgeClient:
+    """This process's bridge, built (or found in the cache) on first use."""
+    global _CLIENT
+    if _CLIENT is None or _CLIENT.owner_pid != os.getpid():
+        from fuzz.mesa.build import build_bridge
+
+        bridge = build_bridge()
+        timeout = float(os.environ.get("AGXFUZZ_MESA_TIMEOUT", "8"))
+        _CLIENT = BridgeClient(bridge.path, timeout=timeout)
+    return _CLIENT
+
+
+def is_mesa(name: str) -> bool:
+    return name.startswith(PREFIX)
+
+
+def mesa_names() -> list[str]:
+    return [PREFIX + name for name in MESA_PASSES]
+
+
+def _reference_difference(fn: Function, liveness) -> str | None:
+    from oracles.liveness_reference import reference_liveness
+
+    reference = reference_liveness(fn)
+    for block in fn.blocks:
+        for kind, got, want in (("live_in", liveness.live_in, reference.live_in),
+                                ("live_out", liveness.live_out, reference.live_out)):
+            have = set(got.get(block.name, []))
+            expected = {value.name for value in want[block]}
+            if have != expected:
+                extra = sorted(have - expected)
+                missing = sorted(expected - have)
+                parts = ([f"has %{', %'.join(extra)} the reference does not"] if extra else [])
+                parts += ([f"lacks %{', %'.join(missing)}"] if missing else [])
+                return f"Mesa's {kind}[{block.name}] {' and '.join(parts)}"
+    return None
+
+
+def mesa_pass(name: str) -> PassUnderTest:
+    """The pass under test `mesa:NAME`; KeyError for a name Mesa's bridge does not run."""
+    bridge_passes = MESA_PASSES[name[len(PREFIX):]]
+
+    def run(fn: Function) -> bool:
+        from agxir.text import print_function
+
+        missing = untranslatable(fn) if fn.level in ("exec", "machine") else None
+        if missing:
+            NOT_TRANSLATABLE.update(missing)
+            raise NotTranslatable(missing)
+        before = print_function(fn)
+        try:
+            outcome = run_passes(client(), fn, bridge_passes)
+        except Untranslatable as error:
+            raise NotTranslatable(Counter({str(error): 1})) from None
+        result = outcome.result
+        if result.status == "crash":
+            raise MesaCrash(f"Mesa {result.detail}: {result.message}")
+        if result.status == "timeout":
+            raise MesaHang(f"Mesa ran past its timeout ({result.message})")
+        if result.status == "error":
+            raise RuntimeError(f"the bridge refused the request: {result.message}")
+        if outcome.liveness is not None:
+            difference = _reference_difference(fn, outcome.liveness)
+            if difference:
+                raise MesaLivenessDiffers(difference)
+        after = outcome.function
+        fn.blocks, fn.level, fn.notes = after.blocks, after.level, dict(fn.notes)
+        if after.level == "machine":
+            fn.notes.pop("demand", None)
+            fn.notes.pop("bound", None)
+        return print_function(fn) != before
+
+    return PassUnderTest(name, run, ("--passes", name))
+
+
+def mesa_unit(name: str) -> PassUnderTest:
+    """`registered()` for a `mesa:` name; UnknownPass for one the bridge does not run."""
+    from agxir.passes import UnknownPass
+
+    if name[len(PREFIX):] not in MESA_PASSES:
+        error = UnknownPass(name)
+        error.message = f"unknown Mesa pass {name!r}; Mesa passes: {', '.join(mesa_names())}"
+        error.args = (error.message,)
+        raise error
+    return mesa_pass(name)
+
+
+def mesa_prefix(name: str) -> list[str]:
+    """`machine_prefix()` for a `mesa:` name: what brings an SSA program to the pass.
+    Mesa's isel output is the exec level (lower-cf); agx_lower_pseudo runs after RA."""
+    if name == f"{PREFIX}lower-copies":
+        return ["lower-cf", f"{PREFIX}ra", name]
+    if name == f"{PREFIX}lower-pseudo":
+        return ["lower-cf", f"{PREFIX}ra", f"{PREFIX}lower-copies", name]
+    return ["lower-cf", name]
