@@ -26,10 +26,12 @@ from fuzz.harness import Finding, Harness, Stats
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.processes import (
     become_worker,
+    death_verdict,
     describe_death,
     dies,
     in_child,
     kill_group,
+    pass_memory_limit,
     stamped,
     unstamp,
 )
@@ -206,8 +208,12 @@ def death_finding(config: CampaignConfig, index: int, case=None) -> Finding | No
             step_status = _dies(fn, inputs, pipeline[:length], config)
             if step_status is not None:
                 names = tuple(step.name for step in pipeline[:length])
-                message = f"the pass took its process down ({describe_death(step_status)})"
-                return Finding(names[-1], "crash", message, names, text, inputs[0])
+                oracle, message = death_verdict(
+                    lambda prefix=pipeline[:length]: Harness(
+                        inputs, **config.harness_options()).check(fn, [prefix]),
+                    step_status, seconds=config.hang_seconds * length + 30,
+                    memory_mb=config.pass_memory_mb)
+                return Finding(names[-1], oracle, message, names, text, inputs[0])
     return None
 
 
@@ -405,20 +411,23 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
     pass in a forked child (never in the campaign's own process, which a pass could exit or
     hang); `in_process=False` for a pass that takes its process down: it is not re-run.
     `case`: where a guided campaign's program came from (None: the blind stream's `index`)."""
-    if finding.oracle == "crash" and finding.message.startswith("MemoryError"):
+    if finding.oracle == "memory limit":
         result.memory_limit_hits += 1
     if finding.signature in seen:
         result.duplicates += 1
         return
     seen.add(finding.signature)
-    if config.reduce_seconds > 0 and in_process:
+    # A pass that took its process down is reduced too, each candidate in a supervised
+    # child of the reducing one (interesting: it dies the same way); a hang is not.
+    if config.reduce_seconds > 0 and (in_process or finding.oracle != "timeout"):
         finding = in_child(
-            reduce_finding, finding, config, index, case, memory_mb=config.pass_memory_mb,
+            reduce_finding, finding, config, index, case, not in_process,
+            memory_mb=config.pass_memory_mb,
             seconds=config.reduce_seconds + config.hang_seconds + 30,
         ) or finding
     # One bug, one finding: messages name slots, buffers and opcodes that differ between
     # programs, but the reduced reproducers of one bug have one shape.
-    if in_process and finding.oracle not in ("crash", "timeout"):
+    if in_process and finding.oracle not in ("crash", "timeout", "memory limit"):
         change = in_child(change_shape, finding, config, memory_mb=config.pass_memory_mb,
                           seconds=2 * config.hang_seconds + 30)
         shape = (finding.pass_name, finding.oracle,
@@ -459,11 +468,13 @@ def change_shape(finding: Finding, config: CampaignConfig) -> tuple:
     units = {unit.name: unit for pipeline in config.pipelines for unit in pipeline}
     try:
         fn = parse_function(finding.program)
-        for name in finding.pipeline[:-1]:
-            units[name].run(fn)
+        with pass_memory_limit():
+            for name in finding.pipeline[:-1]:
+                units[name].run(fn)
         before = Counter(ins.name for ins in fn.instructions())
         after_fn = clone_function(fn)
-        units[finding.pipeline[-1]].run(after_fn)
+        with pass_memory_limit():
+            units[finding.pipeline[-1]].run(after_fn)
         after = Counter(ins.name for ins in after_fn.instructions())
     except (ParseError, KeyError, Exception, SystemExit):
         return reproducer_shape(finding.program)
@@ -491,9 +502,10 @@ def reproducer_shape(program: str) -> tuple:
 
 
 def reduce_finding(finding: Finding, config: CampaignConfig, index: int,
-                   case=None) -> Finding:
+                   case=None, supervised: bool = False) -> Finding:
     """The finding, shrunk by the reducer within `config.reduce_seconds` to a program that
-    fails the same way (same pass, oracle and signature)."""
+    fails the same way (same pass, oracle and signature); `supervised`: each candidate is
+    checked in a child of its own (the finding took its process down)."""
     from agxir.text import print_function
     from fuzz.corpus.guided import case_program
     from fuzz.reduce import Case, Reducer, SameFailure
@@ -502,7 +514,9 @@ def reduce_finding(finding: Finding, config: CampaignConfig, index: int,
     units = {unit.name: unit for pipeline in config.pipelines for unit in pipeline}
     pipeline = tuple(units[name] for name in finding.pipeline)
     options = config.harness_options()
-    test = SameFailure(finding, pass_timeout=options.pop("pass_timeout"), harness_options=options)
+    test = SameFailure(finding, pass_timeout=options.pop("pass_timeout"), harness_options=options,
+                       memory_mb=config.pass_memory_mb if supervised else None,
+                       supervised=supervised)
     reducer = Reducer(Case(fn, tuple(inputs), pipeline), test, seconds=config.reduce_seconds)
     best = reducer.run()
     reduced = reducer.finding

@@ -29,6 +29,10 @@ def _command(target: str):
     return handler
 
 
+PASS_MEMORY_HELP = ("how much a pass may add to its process's address space (default 4096 "
+                    "MB, at least 32): past it, a 'memory limit' finding")
+
+
 def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--passes", metavar="LIST", help="registered passes, comma-separated (default: all)"
@@ -99,8 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")
     _add_pass_flags(run)
     run.add_argument("--pass-memory", type=_positive, default=4096, metavar="MB",
-                     help="address space per worker process (default 4096 MB): a pass that "
-                     "exceeds it fails with MemoryError, a crash finding")
+                     help=PASS_MEMORY_HELP)
     run.add_argument("--out", default="findings", metavar="DIR",
                      help="where findings are written (default: ./findings)")
     run.add_argument("--fail-fast", action="store_true", help="stop at the first finding")
@@ -137,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seed", type=_seed, help="seed for random inputs")
     check.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
     check.add_argument("--out", metavar="DIR", help="write what fails as findings here")
+    check.add_argument("--pass-memory", type=_positive, default=4096, metavar="MB",
+                       help=PASS_MEMORY_HELP)
     check.add_argument("--tv", action="store_true",
                        help="also prove each change with z3 when the function is loop-free")
     check.set_defaults(handler=_command("fuzz.commands.check:check_command"))
@@ -166,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     reduce_cmd.add_argument("--sets", type=_positive, default=8, help="random input sets")
     reduce_cmd.add_argument("--seed", type=_seed, help="seed for random inputs")
     reduce_cmd.add_argument("--inputs", metavar="JSON", help="input sets from a JSON file")
+    reduce_cmd.add_argument("--pass-memory", type=_positive, default=4096, metavar="MB",
+                            help=PASS_MEMORY_HELP)
     reduce_cmd.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
                             help="overall time budget; the smallest reproducer so far is kept")
     reduce_cmd.set_defaults(handler=_command("fuzz.commands.reduce:run_reduce"))
@@ -322,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except UserError as error:
-        print(error, file=sys.stderr)
+        from fuzz.commands.errors import one_line_errors
+
+        print(one_line_errors(str(error)), file=sys.stderr)
         return error.exit_status
     except KeyboardInterrupt:
         print("agxfuzz: interrupted", file=sys.stderr)

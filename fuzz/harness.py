@@ -28,6 +28,7 @@ from agxir.rewrite.matcher import recording_near_misses
 from agxir.text import print_function
 from fuzz.corpus import features as feature
 from fuzz.passes_under_test import PassUnderTest
+from fuzz.processes import PassMemoryLimit, pass_memory_limit
 from fuzz.step_oracles import ORACLES, PROMOTING_PASSES, STEP_ORACLES, Step
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
@@ -261,10 +262,12 @@ class Harness:
             work = clone_function(current)
             try:
                 with deadline(self.pass_timeout), counting_rule_hits() as hits, \
-                        recording_near_misses() as misses:
+                        recording_near_misses() as misses, pass_memory_limit():
                     changed = step.run(work)
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
+            except PassMemoryLimit as error:  # --pass-memory, not a crash of the pass
+                return found("memory limit", str(error))
             except BaseException as error:  # a pass that raises (or exits) is a finding, not
                 # our crash; Ctrl-C still stops the run, but a KeyboardInterrupt where SIGINT
                 # is ignored (a campaign worker) can only have come from the pass

@@ -90,6 +90,8 @@ def python_pass(spec: str) -> PassUnderTest:
     def run(fn: Function) -> bool:
         return bool(function(fn))
 
+    if module_name.endswith(".py") or "/" in module_name:  # records replay from anywhere
+        spec = f"{os.path.abspath(module_name)}:{attribute}"
     return PassUnderTest(f"{Path(module_name).stem}:{attribute}", run, ("--pass", spec))
 
 

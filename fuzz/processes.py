@@ -1,6 +1,7 @@
 """What keeps a pass under test from taking the campaign down with it, or hiding in it.
 
-Workers die with the campaign and ignore Ctrl-C; they run under an address-space limit;
+Workers die with the campaign and ignore Ctrl-C; each pass they run is under an
+address-space limit relative to what its process holds when it starts;
 each pass run is stamped in shared memory (which pass, since when) so the campaign can tell
 a pass that defeated its in-process deadline and kill the worker. Anything that re-runs a
 pass in the campaign's own process (reduction, deduplication, finding which step killed a
@@ -16,6 +17,7 @@ import select
 import signal
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 from fuzz.passes_under_test import PassUnderTest
 
@@ -36,12 +38,50 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
-def limit_memory(megabytes: int | None) -> None:
-    if megabytes:
-        import resource
+PASS_MEMORY_FLOOR_MB = 32  # the smallest --pass-memory: below it no pass can run at all
+_pass_budget = 0  # bytes a pass may add to its process's address space (0: no limit)
 
-        limit = megabytes << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+class PassMemoryLimit(MemoryError):
+    """A pass ran past its memory limit: the harness records a "memory limit" finding."""
+
+
+def limit_memory(megabytes: int | None) -> None:
+    """Every pass this process runs from now on may grow its address space by `megabytes`
+    beyond what the process holds when the pass starts (`pass_memory_limit`): the limit is
+    the pass's, never the interpreter's, numpy's or the oracles' start-up and working set."""
+    global _pass_budget
+    _pass_budget = (megabytes or 0) << 20
+
+
+def address_space() -> int:
+    """This process's address space in bytes (VmSize)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@contextmanager
+def pass_memory_limit():
+    """Around one pass run: RLIMIT_AS lowered to the address space now plus the budget,
+    restored after it; a MemoryError meanwhile is the pass's `PassMemoryLimit`."""
+    budget = _pass_budget
+    if not budget:
+        yield
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = address_space() + budget
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    except MemoryError:
+        raise PassMemoryLimit(f"the pass went past its memory limit of {budget >> 20} MB "
+                              "(--pass-memory)") from None
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def become_worker(memory_mb: int | None) -> None:
@@ -171,3 +211,89 @@ def describe_death(status) -> str:
     if os.WIFSIGNALED(status):
         return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
     return f"exited with status {os.WEXITSTATUS(status)}"
+
+
+# --- one program checked in a supervised child ------------------------------------------------
+
+HANG_GRACE = 20.0  # seconds a pass may overrun its deadline before its process is killed
+MEMORY_RECHECK = 8  # a death under --pass-memory is re-run with this many times the budget
+
+
+class HarnessError(Exception):
+    """The harness itself raised in the supervised child: a bug of ours, not a finding."""
+
+
+def death_message(status) -> str:
+    return f"the pass took its process down ({describe_death(status)})"
+
+
+def death_verdict(run: Callable[[], object], status, *, seconds: float,
+                  memory_mb: int | None) -> tuple[str, str]:
+    """(oracle, message) for a pipeline prefix whose child died with `status`: "crash",
+    unless it died of a signal under a memory budget and runs without dying when given
+    MEMORY_RECHECK times that budget: then it is the limit that killed it, "memory limit"
+    (C code that cannot allocate dies of SIGSEGV or SIGABRT instead of raising
+    MemoryError), never a crash of the pass."""
+    if memory_mb and status != "hung" and os.WIFSIGNALED(status):
+        if dies(run, seconds=seconds, memory_mb=memory_mb * MEMORY_RECHECK) is None:
+            return "memory limit", (f"the pass took its process down ({describe_death(status)}) "
+                                    f"under its memory limit of {memory_mb} MB (--pass-memory) "
+                                    "and runs with more")
+    return ("timeout" if status == "hung" else "crash"), death_message(status)
+
+
+def check_supervised(harness, fn, pipelines, *, memory_mb: int | None,
+                     hang_grace: float = HANG_GRACE) -> list:
+    """`harness.check(fn, pipelines)` in a forked child under the worker's limits (time,
+    `memory_mb` per pass, a stamp per pass), as a campaign worker runs it: a pass that
+    exits, kills its process, defeats its deadline or outgrows its memory is a finding
+    (found by re-running each pipeline prefix in a fresh child), never the caller's death.
+    Raises HarnessError when the harness itself raised."""
+    import multiprocessing
+
+    from agxir.text import print_function
+    from fuzz.harness import Finding
+
+    grace = harness.pass_timeout + hang_grace
+
+    def bound(steps: int) -> float:
+        return grace * steps + 600
+
+    where = multiprocessing.Array("q", 1, lock=False)
+    since = multiprocessing.Array("d", 1, lock=False)
+
+    def stuck() -> bool:
+        return bool(since[0]) and time.monotonic() - since[0] > grace
+
+    steps = sum(len(pipeline) for pipeline in pipelines)
+    kind, value = run_in_child(harness.check, fn, stamped(pipelines, 0, where, since),
+                               seconds=bound(steps), stuck=stuck, memory_mb=memory_mb)
+    if kind == "ok":
+        return value
+    if kind == "raised":
+        raise HarnessError(value)
+    text = print_function(fn)
+    first = harness.input_sets[0] if harness.input_sets else None
+    if kind == "hung" and since[0]:
+        number, step = unstamp(where[0])
+        names = tuple(unit.name for unit in pipelines[number][: step + 1])
+        message = (f"the pass ran longer than {harness.pass_timeout:g} s and did not stop at "
+                   f"its deadline: killed after {grace:g} s")
+        return [Finding(names[-1], "timeout", message, names, text, first)]
+    for pipeline in pipelines:
+        for length in range(1, len(pipeline) + 1):
+            prefix = list(pipeline[:length])
+
+            def run(prefix=prefix):
+                return harness.check(fn, [prefix])
+
+            status = dies(run, seconds=bound(length), memory_mb=memory_mb)
+            if status is not None:
+                names = tuple(step.name for step in prefix)
+                oracle, message = death_verdict(run, status, seconds=bound(length),
+                                                memory_mb=memory_mb)
+                return [Finding(names[-1], oracle, message, names, text, first)]
+    names = tuple(step.name for step in pipelines[0]) if pipelines else ()
+    how = describe_death(value if kind == "died" else "hung")
+    message = f"the check's process {how}; no pipeline alone does"
+    return [Finding(names[-1] if names else "(input)", "crash", message, names, text)]

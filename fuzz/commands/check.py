@@ -3,7 +3,7 @@ a crash cannot take the command down with."""
 
 from __future__ import annotations
 
-from fuzz.commands.isolation import check_isolated
+from fuzz.commands.isolation import check_isolated, pass_memory
 from fuzz.commands.units import replay_flags, units_under_test
 
 
@@ -13,13 +13,14 @@ def check_command(args) -> int:
     from fuzz.harness import Harness
 
     fn = load_function(args.file)
-    units, pipelines = units_under_test(args)
+    units, pipelines = units_under_test(args, fn.level)
     sets = seeded_input_sets(fn, args)
     harness = Harness(sets, tv_threads=max(s.threads for s in sets) if args.tv else 0)
     # Passes named: in the order given. None named: the campaign's pipelines (machine
     # passes after the steps that bring a program to their level, never after each other).
     given = args.passes is not None or args.python_passes or args.pass_commands
-    findings = check_isolated(harness, fn, [units] if given else pipelines)
+    findings = check_isolated(harness, fn, [units] if given else pipelines,
+                              memory_mb=pass_memory(args))
     names = " -> ".join(unit.name for unit in units) or "(no passes)"
     if not given:
         names = f"{len(units)} passes in {len(pipelines)} pipelines"

@@ -3,6 +3,8 @@ prints them; the commands raise them."""
 
 from __future__ import annotations
 
+import re
+
 
 class UserError(Exception):
     """A problem with what the user gave us: reported in one line, exit status 1."""
@@ -26,3 +28,16 @@ class InvalidProgram(UsageError):
     """A file that does not parse or verify: bad input (exit 2) for the commands that judge
     passes or run the program, where 1 means "fails"; `verify` and `fmt` exit 1, their
     verdict."""
+
+
+_LOCATED = re.compile(r"^[^\s:][^:]*:\d+(:\d+)?: ")  # file:line: or file:line:col:
+
+
+def one_line_errors(message: str) -> str:
+    """The message as printed: every line prefixed `agxfuzz:` unless it already is or
+    starts with the `file:line:col:` (or `file:line:`) it is about."""
+    lines = message.splitlines() or [""]
+    return "\n".join(
+        line if line.startswith("agxfuzz") or _LOCATED.match(line) else f"agxfuzz: {line}"
+        for line in lines
+    )

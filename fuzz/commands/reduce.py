@@ -5,6 +5,13 @@ failure before the input's own liveness finding; `--oracle` narrows it). The red
 program goes to OUT (default: FILE with `.reduced.agx`), rewritten atomically after every
 improvement, so Ctrl-C or a time budget always leaves the smallest reproducer found so far.
 FILE itself is only ever read.
+
+Without --passes, FILE is checked as `check` checks it: the pipelines for its level (an
+exec-level file skips the lowering to exec). A finding's `NAME.inputs.json` beside FILE is
+its input set unless --inputs or --seed is given. Every check runs in a supervised child
+(`fuzz.processes.check_supervised`), as in `run`: a pass that exits, kills its process,
+hangs or outgrows its memory is a finding of the candidate, never reduce's own death.
+Exit 0: a reproducer written; 1: FILE does not fail (nothing to reduce, nothing written).
 """
 
 from __future__ import annotations
@@ -60,9 +67,9 @@ def _pipeline_text(pipeline) -> str:
 def _replay(out: Path, pipeline, input_flags: list[str]) -> str:
     from fuzz.passes_under_test import replay_arguments
 
-    # No pass at all must be spelt out: `check` without --passes runs every pass.
-    passes = replay_arguments(pipeline) if pipeline else ["--passes", ""]
-    return shlex.join(["agxfuzz", "check", str(out), *passes, *input_flags])
+    if not pipeline:  # the input's own liveness finding: `liveness` exits 1 while it fails
+        return shlex.join(["agxfuzz", "liveness", str(out)])
+    return shlex.join(["agxfuzz", "check", str(out), *replay_arguments(pipeline), *input_flags])
 
 
 class _Writer:
@@ -135,30 +142,62 @@ def _print_stats(reducer, seconds: float, calls: int) -> None:
     print(f"{reducer.rounds} rounds, {calls} programs checked, {seconds:.1f} s")
 
 
-def run_reduce(args) -> int:
-    from fuzz.commands.loaders import load_function, seeded_input_sets
-    from fuzz.commands.units import units_under_test
-    from fuzz.harness import ORACLES
-    from fuzz.reduce.deltas import Case
-    from fuzz.reduce.reducer import Reducer, SameFailure, choose_failure, size_of
+def _beside_file(args) -> None:
+    """A finding's reproducer comes with its input set beside it (`NAME.inputs.json`, as
+    `run` and `reduce` write them): used when --inputs is not given."""
+    if args.inputs is None and args.seed is None:
+        beside = inputs_path(Path(args.file))
+        if beside.is_file():
+            args.inputs = str(beside)
+            print(f"inputs: {beside} (beside {args.file}; --seed draws random ones instead)")
 
-    if args.oracle is not None and args.oracle not in ORACLES:
-        raise UsageError(
-            f"agxfuzz reduce: unknown oracle {args.oracle!r}; oracles: {', '.join(ORACLES)}"
-        )
-    out = Path(args.out) if args.out else default_out(args.file)
-    sidecar = _check_outputs(args, out)
-    fn = load_function(args.file)
-    units, _ = units_under_test(args)
-    sets = seeded_input_sets(fn, args)
-    case = Case(fn, tuple(sets), tuple(units))
-    test = SameFailure()
-    target = choose_failure(test.findings(case), args.oracle)
-    pipeline = _pipeline_text(units)
+
+def _failure(args, fn, sets):
+    """Check FILE as `check` would (the passes given in order, or the pipelines `check`
+    runs for the file's level), each in a supervised child; the failure to keep and the
+    pipeline (of passes under test) that shows it."""
+    from fuzz.commands.isolation import check_isolated, pass_memory
+    from fuzz.commands.units import units_under_test
+    from fuzz.harness import Harness
+    from fuzz.reduce.reducer import choose_failure
+
+    units, pipelines = units_under_test(args, fn.level)
+    given = args.passes is not None or args.python_passes or args.pass_commands
+    runs = [units] if given else pipelines
+    findings = check_isolated(Harness(sets), fn, runs, memory_mb=pass_memory(args))
+    target = choose_failure(findings, args.oracle)
     if target is None:
         how = f" the {args.oracle} oracle" if args.oracle else ""
-        raise UserError(f"{args.file} does not fail{how} under {pipeline}: nothing to reduce")
-    test.target = target
+        under = (_pipeline_text(units) if given else
+                 f"the {len(runs)} pipelines `check` runs at the {fn.level} level")
+        raise UserError(f"{args.file} does not fail{how} under {under}: nothing to reduce")
+    by_name = {unit.name: unit for run in runs for unit in run}
+    return target, tuple(by_name[name] for name in target.pipeline)
+
+
+def run_reduce(args) -> int:
+    from fuzz.commands.isolation import pass_memory
+    from fuzz.commands.loaders import load_function, seeded_input_sets
+    from fuzz.harness import ORACLES
+    from fuzz.reduce.deltas import Case
+    from fuzz.reduce.reducer import Reducer, SameFailure, size_of
+
+    if args.oracle is not None and args.oracle not in (*ORACLES, "memory limit"):
+        raise UsageError(
+            f"agxfuzz reduce: unknown oracle {args.oracle!r}; oracles: {', '.join(ORACLES)}, "
+            "memory limit"
+        )
+    pass_memory(args)  # a limit below the floor is refused before anything runs
+    out = Path(args.out) if args.out else default_out(args.file)
+    fn = load_function(args.file)
+    _beside_file(args)
+    sidecar = _check_outputs(args, out)
+    sets = seeded_input_sets(fn, args)
+    target, pipeline = _failure(args, fn, sets)
+    case = Case(fn, tuple(sets), pipeline)
+    # Every candidate in a supervised child, as `run` checks programs: a pass that exits,
+    # kills its process, hangs or outgrows --pass-memory is the candidate's finding.
+    test = SameFailure(target, supervised=True, memory_mb=pass_memory(args))
     print(f"{args.file}: {target.pass_name}: {target.oracle}: {target.message}")
     print(f"reducing {size_of(case).describe()}", flush=True)
 

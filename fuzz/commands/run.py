@@ -6,6 +6,7 @@ import random
 import sys
 
 from fuzz.commands.errors import UsageError, UserError
+from fuzz.commands.isolation import pass_memory
 from fuzz.commands.units import replay_flags, units_under_test
 
 
@@ -151,6 +152,7 @@ def run_campaign_command(args) -> int:
     from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 
     units, pipelines = units_under_test(args)
+    memory = pass_memory(args)
     coverage_every = getattr(args, "coverage_every", 20)
     if coverage_every < 0:
         raise UsageError(f"agxfuzz: --coverage-every {coverage_every}: expected 0 or more")
@@ -175,7 +177,7 @@ def run_campaign_command(args) -> int:
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
         fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
-        pass_memory_mb=getattr(args, "pass_memory", 4096) or None, shard=shard, db=db,
+        pass_memory_mb=memory, shard=shard, db=db,
         guidance=guidance != "off", shared_corpus=guidance == "shared",
         coverage_every=coverage_every,
     )

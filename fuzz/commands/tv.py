@@ -1,9 +1,11 @@
 """`agxfuzz tv BEFORE AFTER`: translation validation of one loop-free function pair.
 
 Prints `proved` (exit 0), `counterexample: thread T: ...` with the input set as JSON and
-whether the interpreter reproduces it (exit 1), or `unknown: reason` (exit 3). A function
-with a loop, a parse or verifier error, or functions with different buffers are one-line
-errors (exit 1). `--json` prints one JSON object instead, with the same exit statuses.
+whether the interpreter reproduces it (exit 1), or `unknown: reason` (exit 3): z3 ran out of
+time, or a function has a loop, which tv cannot decide (the interpreter-based `check` can).
+A parse or verifier error, or functions with different uniforms or buffers (not a before
+and after pair) are one-line errors, bad input (exit 2). `--json` prints one JSON object
+instead, with the same exit statuses.
 
 Reasoning is per thread (see `oracles.smt.refinement`): data races are out of scope here;
 `agxfuzz check` runs the interpreter, which catches them.
@@ -14,18 +16,20 @@ from __future__ import annotations
 import json
 import sys
 
-from fuzz.commands.errors import UserError
+from fuzz.commands.errors import UsageError
 from fuzz.commands.loaders import load_function
 
 EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_UNKNOWN = 0, 1, 3
 
 
-def _loop_free(fn, role: str) -> None:
+def _loop(fn, role: str) -> str | None:
+    """Why tv cannot decide `fn` (it has a loop), or None."""
     from oracles.smt.function import loop_header
 
     header = loop_header(fn)
-    if header is not None:
-        raise UserError(f"tv handles loop-free functions; {role} has a loop at block {header.name}")
+    if header is None:
+        return None
+    return f"tv decides loop-free functions only; {role} has a loop at block {header.name}"
 
 
 def _result_json(result) -> dict:
@@ -49,14 +53,20 @@ def run_tv(args) -> int:
 
     before = load_function(args.before)
     after = load_function(args.after)
-    _loop_free(before, "BEFORE")
-    _loop_free(after, "AFTER")
+    undecidable = _loop(before, "BEFORE") or _loop(after, "AFTER")
+    if undecidable:  # not bad usage: a question tv cannot answer, like a z3 timeout
+        if getattr(args, "json", False):
+            json.dump({"result": "unknown", "reason": undecidable}, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            print(f"unknown: {undecidable}")
+        return EXIT_UNKNOWN
     threads = getattr(args, "threads", None) or 32
     timeout = getattr(args, "timeout", None) or 10000
     try:
         result = check_refinement(before, after, threads=threads, timeout_ms=timeout)
     except InterfaceMismatch as error:
-        raise UserError(f"{args.before}, {args.after}: {error}") from None
+        raise UsageError(f"{args.before}, {args.after}: {error}") from None
     if getattr(args, "json", False):
         json.dump(_result_json(result), sys.stdout, indent=1)
         sys.stdout.write("\n")

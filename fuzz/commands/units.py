@@ -5,10 +5,29 @@ from __future__ import annotations
 
 from fuzz.commands.errors import UsageError
 
+# The level of function each machine pass takes (its first check raises on any other).
+TAKES_LEVEL = {
+    "lower-cf": "ssa", "ra": "exec", "out-of-ssa": "exec", "vreg-ra": "vreg",
+    "reuse-conversion": "vreg", "lower-phis": "machine", "lower-copies": "machine",
+    "fuse-exec-cmp": "machine",
+}
 
-def units_under_test(args) -> tuple[list, list[list]]:
+
+def from_level(pipeline: list[str], level: str) -> list[str]:
+    """The steps of a machine pipeline from the first that takes a `level` function (a
+    program already at that level skips the lowering before it); [] if none does."""
+    for position, name in enumerate(pipeline):
+        if TAKES_LEVEL.get(name, "ssa") == level:
+            return list(pipeline[position:])
+    return []
+
+
+def units_under_test(args, level: str = "ssa") -> tuple[list, list[list]]:
     """The passes under test and the pipelines to run: each pass alone, plus the default and
-    the address pipelines (no --passes and no user pass) or the passes in the order given."""
+    the address pipelines (no --passes and no user pass) or the passes in the order given.
+    For a program below SSA (`level` exec, vreg or machine) the defaults are the machine
+    pipelines from the step that takes that level, and a machine pass named alone runs
+    after the steps from that level to its own."""
     from agxir.passes import ADDRESS_PIPELINE, DEFAULT_PIPELINE, PASSES, UnknownPass
     from fuzz.passes_under_test import (
         PassLoadError,
@@ -24,6 +43,9 @@ def units_under_test(args) -> tuple[list, list[list]]:
         user += [command_pass(command) for command in args.pass_commands or []]
         if args.passes is not None:
             names = [n.strip() for n in args.passes.split(",") if n.strip()]
+            if not names and not user:  # a green result must mean something was checked
+                raise UsageError(f"agxfuzz: --passes {args.passes!r} names no pass: an empty "
+                                 "pass list would check nothing")
         else:
             names = [] if user else list(PASSES)
         units = named_units(names) + user
@@ -33,6 +55,8 @@ def units_under_test(args) -> tuple[list, list[list]]:
     from fuzz.passes_under_test import machine_prefix
 
     by_name = {unit.name: unit for unit in units}
+    if level != "ssa":
+        return _below_ssa(args, units, user, level)
     pipelines = [
         [by_name.get(n) or registered(n) for n in machine_prefix(unit.name)]
         for unit in units
@@ -47,6 +71,31 @@ def units_under_test(args) -> tuple[list, list[list]]:
         machine = {unit.name: unit for unit in units}
         pipelines += [[machine[name] for name in pipeline] for pipeline in MACHINE_PIPELINES]
     elif len(units) > 1:
+        pipelines.append(list(units))
+    return units, pipelines
+
+
+def _below_ssa(args, units, user, level: str) -> tuple[list, list[list]]:
+    """`units_under_test` for an exec, vreg or machine program."""
+    from agxir.machine.pipeline import MACHINE_PIPELINES
+    from fuzz.passes_under_test import machine_prefix, registered
+
+    if args.passes is None and not user:
+        names: list[list[str]] = []
+        for pipeline in MACHINE_PIPELINES:
+            steps = from_level(list(pipeline), level)
+            if steps and steps not in names:
+                names.append(steps)
+        if not names:
+            raise UsageError(f"agxfuzz: no registered pass takes a {level}-level program")
+        found = {name: registered(name) for steps in names for name in steps}
+        return list(found.values()), [[found[name] for name in steps] for steps in names]
+    by_name = {unit.name: unit for unit in units}
+    pipelines = []
+    for unit in units:
+        steps = from_level(machine_prefix(unit.name), level) or [unit.name]
+        pipelines.append([by_name.get(n) or registered(n) for n in steps])
+    if len(units) > 1:
         pipelines.append(list(units))
     return units, pipelines
 

@@ -133,17 +133,26 @@ class SameFailure:
     text, inputs and pipeline, since different deltas often propose the same candidate.
     A harness error on a candidate counts as "not interesting" (and in `errors`): one
     odd variant must not end a long reduction.
+
+    `supervised`: each candidate is checked in a forked child under the limits a campaign
+    worker has (`fuzz.processes.check_supervised`: `memory_mb` per pass, the deadline
+    watched from outside), so a pass that exits, kills its process or outgrows its memory
+    is a finding of the candidate (interesting when it dies the same way), never the
+    reducer's own death.
     """
 
     def __init__(
         self, target: Finding | None = None, *, pass_timeout: float = 10.0,
         fuel: int = DEFAULT_FUEL, harness_options: dict | None = None,
+        supervised: bool = False, memory_mb: int | None = None,
     ) -> None:
         self.target = target
         self.pass_timeout = pass_timeout
         self.fuel = fuel
         # The oracles the failure was found under (a liveness analysis, tv), kept while reducing.
         self.harness_options = harness_options or {}
+        self.supervised = supervised
+        self.memory_mb = memory_mb
         self.calls = 0
         self.errors = 0
         self._memo: dict[tuple, Finding | None] = {}
@@ -152,6 +161,11 @@ class SameFailure:
         harness = Harness(
             case.inputs, fuel=self.fuel, pass_timeout=self.pass_timeout, **self.harness_options
         )
+        if self.supervised:
+            from fuzz.processes import check_supervised
+
+            return check_supervised(harness, case.fn, [list(case.pipeline)],
+                                    memory_mb=self.memory_mb)
         return harness.check(case.fn, [list(case.pipeline)])
 
     def matches(self, finding: Finding) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fuzz import cli
+from fuzz.commands.errors import one_line_errors
 from fuzz.commands.reduce import _replay, default_out, run_reduce
 from fuzz.reduce.reducer import SameFailure
 
@@ -74,7 +75,7 @@ def reduce(*argv: str) -> int:
     try:
         return run_reduce(parse(*argv))
     except cli.UserError as error:
-        print(error, file=sys.stderr)
+        print(one_line_errors(str(error)), file=sys.stderr)
         return error.exit_status
 
 
@@ -90,16 +91,16 @@ def test_default_out_sits_next_to_the_input():
     assert default_out("prog.txt") == Path("prog.txt.reduced.agx")
 
 
-def test_replay_spells_out_an_empty_pipeline():
-    # `check` without --passes would run every registered pass.
-    assert _replay(Path("r.agx"), (), ["--seed", "1"]) == "agxfuzz check r.agx --passes '' --seed 1"
+def test_the_replay_of_an_input_liveness_finding_is_the_liveness_command():
+    # An empty --passes is a usage error; `liveness` exits 1 while the analysis disagrees.
+    assert _replay(Path("r.agx"), (), ["--seed", "1"]) == "agxfuzz liveness r.agx"
 
 
 def test_an_unwritable_out_is_a_one_line_error(victim, tmp_path, capsys):
     out = tmp_path / "no" / "such" / "dir"
     out.parent.parent.write_text("a file where a directory should be")
     assert reduce(str(victim), "--pass", WRONG_CMPSEL, "--seed", "1", "-o", str(out)) == 1
-    assert capsys.readouterr().err.startswith(f"{out}: cannot write: ")
+    assert capsys.readouterr().err.startswith(f"agxfuzz: {out}: cannot write: ")
 
 
 def test_reduces_writes_and_never_touches_the_input(victim, capsys):
@@ -139,7 +140,7 @@ def test_a_program_that_does_not_fail_exits_1(tmp_path, capsys):
     path.write_text(CLEAN)
     assert reduce(str(path), "--passes", "dce", "--seed", "3") == 1
     err = capsys.readouterr().err.strip()
-    assert err == f"{path} does not fail under dce: nothing to reduce"
+    assert err == f"agxfuzz: {path} does not fail under dce: nothing to reduce"
     assert not default_out(str(path)).exists()
 
 

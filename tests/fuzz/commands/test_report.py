@@ -79,7 +79,7 @@ def test_the_command_says_what_it_wrote(findings, tmp_path, capsys):
 def test_a_missing_directory_is_a_one_line_error(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nope"), "-o", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
-    assert err == f"{tmp_path / 'nope'}: no such directory\n"
+    assert err == f"agxfuzz: {tmp_path / 'nope'}: no such directory\n"
     assert not (tmp_path / "r.html").exists()
     file = tmp_path / "file.json"
     file.write_text("{}")

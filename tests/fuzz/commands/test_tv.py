@@ -107,14 +107,17 @@ def test_unknown_exits_3(files, capsys):
     assert capsys.readouterr().out.startswith("unknown: ")
 
 
-def test_a_loop_is_a_one_line_error(files):
+def test_a_loop_is_unknown_not_bad_usage(files, capsys):
+    """tv cannot decide a function with a loop: exit 3 as for a z3 timeout (guarantees.md)."""
     f = files(before=BEFORE)
     loop = str(GOLDEN / "pass_dce_phi_cycle.agx")
-    with pytest.raises(UserError) as caught:
-        tv(loop, f["before"])
-    assert str(caught.value) == "tv handles loop-free functions; BEFORE has a loop at block head"
-    with pytest.raises(UserError, match="AFTER has a loop at block head"):
-        tv(str(GOLDEN / "pass_cmpsel_icmp_swap.agx"), loop)
+    assert tv(loop, f["before"]) == 3
+    assert capsys.readouterr().out == (
+        "unknown: tv decides loop-free functions only; BEFORE has a loop at block head\n")
+    assert tv(str(GOLDEN / "pass_cmpsel_icmp_swap.agx"), loop, as_json=True) == 3
+    assert json.loads(capsys.readouterr().out) == {
+        "result": "unknown",
+        "reason": "tv decides loop-free functions only; AFTER has a loop at block head"}
 
 
 def test_parse_errors_and_mismatched_buffers(files):
@@ -141,6 +144,6 @@ def test_command_line_exit_statuses(files):
     result = agxfuzz("tv", f["before"], f["wrong"], "--threads", "4", "--timeout", "5000")
     assert result.returncode == 1 and result.stdout.startswith("counterexample: thread ")
     loop = agxfuzz("tv", str(GOLDEN / "pass_dce_phi_cycle.agx"), f["right"])
-    assert loop.returncode == 1
-    assert loop.stderr.strip() == "tv handles loop-free functions; BEFORE has a loop at block head"
-    assert "Traceback" not in loop.stderr
+    assert loop.returncode == 3, loop.stdout + loop.stderr
+    assert loop.stdout.startswith("unknown: tv decides loop-free functions only")
+    assert loop.stderr == ""
