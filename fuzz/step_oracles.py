@@ -90,6 +90,13 @@ def _verifier(harness: Harness, step: Step) -> Verdict | None:
     return Verdict(str(errors[0])) if errors else None
 
 
+def _encoding(harness: Harness, step: Step) -> Verdict | None:
+    from oracles.encoding import encoding_failure
+
+    problem = encoding_failure(step.before, step.after)
+    return Verdict(str(problem)) if problem else None
+
+
 def _liveness(harness: Harness, step: Step) -> Verdict | None:
     difference = harness.liveness_difference(step.after, step.after_text)
     return Verdict(difference) if difference else None
@@ -165,6 +172,7 @@ def _ssa_only(harness: Harness, step: Step) -> bool:
 
 STEP_ORACLES: tuple[StepOracle, ...] = (
     StepOracle("verifier", lambda h, s: True, _verifier),
+    StepOracle("encoding", lambda h, s: True, _encoding),  # what AGX can encode (issue 19)
     StepOracle("liveness", lambda h, s: h.check_liveness and s.after.level in ("ssa", "exec"),
                _liveness),
     StepOracle("ra-checker", lambda h, s: s.allocates, _ra_checker),
