@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json-report", metavar="FILE", help="write a JSON summary")
     run.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     run.add_argument("--sarif", metavar="FILE", help="write SARIF 2.1.0 (one result per finding)")
+    run.add_argument("--save-rules", metavar="FILE", help="write the run's rule-hit rates "
+                     "(per pass and rule, hits per 1,000 programs) as a JSON baseline")
+    run.add_argument("--expect-rules", metavar="FILE", help="judge the run against a baseline "
+                     "--save-rules wrote: a rule that fired there and never here, with at "
+                     "least 5 hits expected at its rate, is a missed-rule finding (exit 1)")
     run.add_argument("--html", metavar="FILE", help="write the findings report (HTML, CFGs "
                      "drawn with graphviz) at the end; see `agxfuzz report`")
     run.add_argument("--shard", metavar="K/N", help="check only shard K of N of the seed's "

@@ -42,7 +42,7 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
                 "message": finding.message,
                 "signature": finding.signature,
                 "more_like_it": result.more_like[number] if number < len(result.more_like) else 0,
-                "file": str(files.reproducer) if files else None,
+                "file": str(files.reproducer) if files and files.reproducer else None,
                 "command": files.command if files else None,
             }
             for number, (finding, files) in enumerate(result.findings)
@@ -125,6 +125,10 @@ ORACLE_HELP = {
     "refinement": "The output does not refine the input in the interpreter.",
     "tv": "z3 found inputs where the output does not refine the input.",
     "promotion": "z3 could not prove that promoted 32-bit address math cannot overflow.",
+    "encoding": "The pass emitted an instruction AGX cannot encode (an immediate too wide "
+                "for its field, a misaligned register, a modifier the slot lacks).",
+    "missed-rule": "A rule that fired in the --expect-rules baseline never fired in this "
+                   "run, with enough programs that it should have.",
 }
 
 
@@ -156,7 +160,7 @@ def sarif_log(findings, version: str) -> dict:
     results = []
     for finding, files in findings:
         locations = []
-        if files is not None:
+        if files is not None and files.reproducer:  # a missed rule has none
             lines = Path(files.reproducer).read_text().splitlines()
             line = next((i for i, text in enumerate(lines, 1) if text.startswith("func @")), 1)
             locations = [sarif_location(files.reproducer, line)]

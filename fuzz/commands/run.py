@@ -54,8 +54,9 @@ def _print_summary(result, units, seed: int) -> None:
         more = result.more_like[number] if number < len(result.more_like) else 0
         like = f" ({more} more like it)" if more else ""
         print(f"  {finding.pass_name}: {finding.oracle}: {finding.message}{like}")
-        if files:
+        if files and files.reproducer:  # a missed rule has a replay, no reproducer
             print(f"    reproducer: {files.reproducer}")
+        if files:
             print(f"    replay: {files.command}")
     if result.elsewhere:
         print(f"found here, claimed and written by another run sharing the database: "
@@ -145,6 +146,18 @@ def _open_db(spec: str | None, store):
         raise UserError(f"agxfuzz: {store.directory}: {error.strerror}") from None
 
 
+def _rule_baseline(args):
+    """The baseline `--expect-rules` names, or None; a bad file is bad usage."""
+    if not getattr(args, "expect_rules", None):
+        return None
+    from fuzz.rule_baseline import BaselineError, load_baseline
+
+    try:
+        return load_baseline(args.expect_rules)
+    except BaselineError as error:
+        raise UsageError(f"agxfuzz: --expect-rules {error}") from None
+
+
 def run_campaign_command(args) -> int:
     from fuzz import VERSION
     from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
@@ -152,6 +165,7 @@ def run_campaign_command(args) -> int:
     from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 
     units, pipelines = units_under_test(args)
+    baseline = _rule_baseline(args)  # a bad --expect-rules file is refused before the run
     memory = pass_memory(args)
     coverage_every = getattr(args, "coverage_every", 20)
     if coverage_every < 0:
@@ -194,8 +208,18 @@ def run_campaign_command(args) -> int:
         db.close()
     if tty:
         print()
-    _print_summary(result, units, seed)
     names = [unit.name for unit in units]
+    if baseline is not None:  # missed rules join the findings before the summary and reports
+        from fuzz.rule_baseline import expect_rules
+
+        rules_note = expect_rules(baseline, args, result, names, seed, jobs)
+    _print_summary(result, units, seed)
+    if baseline is not None:
+        print(rules_note)
+    if getattr(args, "save_rules", None):
+        from fuzz.rule_baseline import rule_rates, write_rates
+
+        write_rates(args.save_rules, rule_rates(result.stats, names, seed))
     if args.json_report:
         write_json_report(args.json_report, json_report(result, seed, names))
     if args.junit:
@@ -206,7 +230,8 @@ def run_campaign_command(args) -> int:
         from fuzz.commands.report import write_report
 
         write_report(args.html, args.out, title=f"agxfuzz run, seed {seed}",
-                     records=[files.record for _, files in result.findings if files])
+                     records=[files.record for _, files in result.findings
+                              if files and files.record is not None])
     if result.internal_error:
         print(f"agxfuzz: internal error (a harness bug, please report): {result.internal_error}",
               file=sys.stderr)
