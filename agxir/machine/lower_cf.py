@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Value, clone_function
 from agxir.machine.opcodes import opcodes_for_level
+from agxir.machine.paths import reached
 from agxir.machine.structure import Loop, Names, Unstructurable, canonicalize, merge_point
 from agxir.passes.pass_ import Pass
 
@@ -193,6 +194,7 @@ class Lowering:
         inner = ctx.inside_if()
         else_block = self.fresh("else")
         if first is merge:
+            reached("edge-split")  # the critical edge to the merge gets a block of its own
             then_block = self.fresh("then")
             then_block.logical_successors = [merge]
             self.rename_pred(merge, block, then_block)
@@ -205,6 +207,7 @@ class Lowering:
         self.put_else(block, then_end, else_block)
         self.place(else_block)
         if second is merge:
+            reached("edge-split")  # the else block carries the critical edge to the merge
             else_block.logical_successors = [merge]
             self.rename_pred(merge, block, else_block)
             else_end = else_block
@@ -236,6 +239,7 @@ class Lowering:
             self.place(stay)
         last = stay
         if self.needs_cont(ctx, other):
+            reached("edge-split")  # the lanes that stay get a block of their own
             last = self.fresh("cont")
             self.place(last)
             stay_successor = last

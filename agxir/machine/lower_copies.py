@@ -11,6 +11,10 @@ swap: Mesa's VectorizeAlignedHalfRegs), immediates into one `mov_imm` per aligne
 
 The result is equal to the parallel semantics for every register, whatever the overlap of
 sources and destinations (e.g. a 64-bit copy onto half of itself).
+
+What each copy asks of the lowering is counted (`agxir.machine.paths`): per cycle of its
+half copies, a `swap` (two halves exchanged) or a `cycle` (three or more rotated, broken
+with swaps), and an `immediate` per copy with an immediate source.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 
 from agxir.ir import Function, Immediate, Instruction, Operand, Register
 from agxir.machine.opcodes import opcodes_for_level
+from agxir.machine.paths import reached
 from agxir.opcodes.table import BITOP_ALIASES
 from agxir.passes.pass_ import ZERO, Pass
 
@@ -92,6 +97,33 @@ def sequence(copies: list[HalfCopy], break_cycles: bool = True) -> list[tuple[st
     return steps
 
 
+def cycles(copies: list[HalfCopy]) -> list[int]:
+    """The lengths of the cycles among half copies (each destination read by the copy into
+    the next, back to the first): what no order of plain moves can do. Chains hanging off a
+    cycle are not counted; they are sequenced before it breaks."""
+    source_of = {c.dest: c.source for c in copies if c.source is not None}
+    lengths: list[int] = []
+    done: set[int] = set()
+    for start in source_of:
+        path: list[int] = []
+        at: int | None = start
+        while at in source_of and at not in done and at not in path:
+            path.append(at)
+            at = source_of[at]
+        if at in path:
+            lengths.append(len(path) - path.index(at))
+        done.update(path)
+    return lengths
+
+
+def count_paths(copy: Instruction, halves: list[HalfCopy]) -> None:
+    """What this copy asks of the lowering (see the module docstring)."""
+    lengths = cycles(halves)
+    reached("swap", sum(1 for n in lengths if n == 2))
+    reached("cycle", sum(1 for n in lengths if n > 2))
+    reached("immediate", sum(1 for src in copy.srcs if isinstance(src.ref, Immediate)))
+
+
 def _register(half: int, size: int = 16) -> Operand:
     return Operand(Register(half, size))
 
@@ -148,7 +180,9 @@ def lower_copies(fn: Function, split=split, sequence=sequence, emit=emit) -> boo
                 lowered.append(ins)
                 continue
             changed = True
-            lowered += emit(sequence(split(ins))) + uniform_moves(ins)
+            halves = split(ins)
+            count_paths(ins, halves)
+            lowered += emit(sequence(halves)) + uniform_moves(ins)
         block.instructions = lowered
     return changed
 

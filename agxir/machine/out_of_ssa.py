@@ -18,13 +18,15 @@ layout allows it: the edge to the first successor when that successor comes righ
 the predecessor (the fresh block between them runs for exactly the lanes that take the
 edge). Any other critical edge keeps its copy at the predecessor's end, which the fresh
 `t`s make harmless: the lanes that leave by the other edge write a `t` that nothing on
-their path reads. `lower-cf` itself leaves no critical edge.
+their path reads. `lower-cf` itself leaves no critical edge. Each split is counted as an
+`edge-split` (`agxir.machine.paths`).
 """
 
 from __future__ import annotations
 
 from agxir.ir import Block, Function, Instruction, Operand, Value, VirtualRegister
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES, opcodes_for_level
+from agxir.machine.paths import reached
 from agxir.passes.pass_ import Pass
 
 PARALLEL_COPY = opcodes_for_level("vreg")["parallel_copy"]
@@ -86,7 +88,7 @@ def split_critical_edges(fn: Function) -> int:
 def out_of_ssa(fn: Function) -> bool:
     if fn.level != "exec":
         raise ValueError(f"out-of-ssa takes an exec-level function, not {fn.level}")
-    split_critical_edges(fn)
+    reached("edge-split", split_critical_edges(fn))
     vregs: dict[Value, VirtualRegister] = {}
     for value in fn.values():
         vregs[value] = VirtualRegister(len(vregs) + 1, value.size)

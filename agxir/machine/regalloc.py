@@ -22,8 +22,14 @@ may reuse a dying source).
   carries that edge's phi moves (the phi then reads its own register there), because the
   two must act in parallel. The lowering leaves no critical edge, so the copy runs for
   exactly the lanes taking the edge.
-* The bound is 256 halves, or `max_halves_for_threads(threads)` from the occupancy table.
-  No spilling: a demand over the bound raises `RegisterBoundExceeded`.
+* The bound is 256 halves, or `max_halves_for_threads(threads)` from the occupancy table,
+  or a policy computed from the need (the allocator's demand, r0l included): `ra-demand`
+  bounds tightly, at the need rounded up to a quad (Mesa's `AGX_MESA_DEBUG=demand`, whose
+  alignment is 8), `ra-occupancy` at the most halves the occupancy of the need allows
+  (Mesa's default sizing). No spilling: a demand over the bound raises
+  `RegisterBoundExceeded`.
+* The paths taken under pressure are counted (`agxir.machine.paths`): evictions (and their
+  late-kill and repack fallbacks) and entry fix-ups.
 
 The result keeps register phis (`r4 = phi [r2, b1], [#0, b2]`) for `lower-phis`. Nothing is
 reordered and only `parallel_copy`s are inserted, so the RA checker can align the result
@@ -33,6 +39,7 @@ r0l aside) in an `Allocation`; the pass records it in `fn.notes`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agxir.ir import (
@@ -48,12 +55,16 @@ from agxir.ir import (
 )
 from agxir.liveness import Liveness
 from agxir.machine.lower_phis import PARALLEL_COPY, trailing_start
-from agxir.machine.occupancy import max_halves_for_threads
+from agxir.machine.occupancy import max_halves_for_threads, threads_for_halves
+from agxir.machine.paths import reached
 from agxir.machine.ra_file import Move, RegisterBoundExceeded, RegisterFile, width
 from agxir.opcodes.table import BITOP_ALIASES
 from agxir.passes.pass_ import Pass
 
-__all__ = ["Allocation", "Allocator", "RegisterBoundExceeded", "allocate", "run_ra", "PASS"]
+__all__ = [
+    "BOUND_POLICIES", "PASS", "Allocation", "Allocator", "RegisterBoundExceeded", "allocate",
+    "demand_bound", "occupancy_bound", "run_ra",
+]
 
 DEFAULT_BOUND = 256
 CONTROL = frozenset({
@@ -204,7 +215,9 @@ class Allocator:
         rf = self.entry_file(block, preds)
         phis = list(block.phis())
         for phi in phis:
-            register, _ = self.choose(phi, phi.dest, rf, set())  # moves change only the map
+            register, moves = self.choose(phi, phi.dest, rf, set())  # moves change only the map
+            if moves:
+                reached("eviction")
             self.note_defined(phi.dest, register)
         self.result.entry[block] = rf.snapshot()
         for phi in phis:  # an eviction at the entry may have moved an earlier phi
@@ -241,10 +254,12 @@ class Allocator:
                 try:
                     register, moves = rf.evict_for(ins.dest, set())
                     dying_at = {v: rf.where[v] for v in dying}
+                    reached("eviction-late-kill")
                 except RegisterBoundExceeded:  # then lay the file out again
                     for value in dying:
                         rf.free(value)
                     register, moves = rf.repack(ins.dest, dying_at)
+                    reached("eviction-repack")
                     dying_at = {**dying_at, **{m.value: m.dest for m in moves if m.value in dying_at}}
                 for value in dying:
                     rf.free(value)
@@ -252,6 +267,7 @@ class Allocator:
             self.result.dests[ins] = register
             self.count(set(rf.owner))
         if moves:
+            reached("eviction")
             self.result.before[ins] = moves
         self.result.srcs[ins] = [
             dying_at.get(src.ref) or rf.where.get(src.ref) or self.defined.get(src.ref)
@@ -304,6 +320,7 @@ class Allocator:
             if block in fixups:
                 out.insert(trailing_start_of(out), fixups[block])
                 copies += 1
+                reached("entry-fixup")
             block.instructions = out
         self.fn.level = "machine"
         return copies
@@ -346,29 +363,57 @@ def _copy_of(moves: list[Move]) -> Instruction:
                        [m.dest for m in moves])
 
 
+QUAD = 4  # halves: the tight bound's rounding, so a 64-bit value always has an aligned quad
+
+
+def demand_bound(need: int) -> int:
+    """`ra-demand`'s bound: the need rounded up to a quad (Mesa's AGX_MESA_DEBUG=demand
+    rounds to its register-file alignment, 8 halves; a quad is the tightest that keeps
+    every aligned size placeable). A need over the file stays over it."""
+    return min(NUM_HALVES, max(QUAD, -(-need // QUAD) * QUAD))
+
+
+def occupancy_bound(need: int) -> int:
+    """`ra-occupancy`'s bound: the most halves the occupancy of the need allows (Mesa's
+    default: the demand rounded up to the top of its occupancy step)."""
+    threads = threads_for_halves(need)
+    return max_halves_for_threads(threads) if threads else NUM_HALVES
+
+
+# Bounds computed from the need (the most halves live at once, r0l included): by name.
+BOUND_POLICIES: dict[str, Callable[[int], int]] = {
+    "demand": demand_bound,
+    "occupancy": occupancy_bound,
+}
+
+
 def allocate(
     fn: Function,
-    bound: int = DEFAULT_BOUND,
+    bound: int | Callable[[int], int] = DEFAULT_BOUND,
     allocator_class: type[Allocator] = Allocator,
     threads: int | None = None,
 ) -> Allocation:
     """Allocate registers for exec-level `fn` (not changed): the machine-level result is
     `Allocation.function`. With `threads`, the bound is the occupancy table's for that many
-    threads."""
+    threads; a callable `bound` computes it from the need (`BOUND_POLICIES`)."""
     if threads is not None:
         bound = max_halves_for_threads(threads)
     return allocate_in_place(clone_function(fn), bound, allocator_class)
 
 
 def allocate_in_place(
-    fn: Function, bound: int = DEFAULT_BOUND, allocator_class: type[Allocator] = Allocator
+    fn: Function,
+    bound: int | Callable[[int], int] = DEFAULT_BOUND,
+    allocator_class: type[Allocator] = Allocator,
 ) -> Allocation:
     """`allocate` without the copy: `fn` itself becomes the machine-level result."""
     if fn.level != "exec":
         raise ValueError(f"register allocation takes an exec-level function, not {fn.level}")
-    if not 1 <= bound <= NUM_HALVES:
+    if not callable(bound) and not 1 <= bound <= NUM_HALVES:
         raise ValueError(f"a register bound is 1..{NUM_HALVES} halves, not {bound}")
-    allocator = allocator_class(fn, bound)
+    allocator = allocator_class(fn, DEFAULT_BOUND if callable(bound) else bound)
+    if callable(bound):
+        allocator.bound = bound(allocator.liveness.max_pressure + len(allocator.reserved))
     allocator.run()
     registers = dict(allocator.defined)
     copies = allocator.apply()
@@ -377,16 +422,28 @@ def allocate_in_place(
          if isinstance(r, Register) and not (allocator.reserved and r == R0L)),
         default=-1,
     )
-    return Allocation(registers, allocator.demand, highest, bound, copies, fn)
+    return Allocation(registers, allocator.demand, highest, allocator.bound, copies, fn)
 
 
-def run_ra(fn: Function, allocator_class: type[Allocator] = Allocator) -> bool:
+def run_ra(
+    fn: Function,
+    allocator_class: type[Allocator] = Allocator,
+    bound: int | Callable[[int], int] = DEFAULT_BOUND,
+) -> bool:
     """The pass: `fn` is allocated in place; the demand and bound go to its notes (the rest
     of the `Allocation` is dropped)."""
-    allocation = allocate_in_place(fn, allocator_class=allocator_class)
+    allocation = allocate_in_place(fn, bound, allocator_class)
     fn.notes["demand"] = allocation.demand
     fn.notes["bound"] = allocation.bound
     return True
 
 
 PASS = Pass("ra", "SSA register allocation (exec to machine), Mesa's agx_ra without spilling", run_ra)
+DEMAND_PASS = Pass(
+    "ra-demand", "ra bound tightly: the demand rounded up to a quad (Mesa's AGX_MESA_DEBUG=demand)",
+    lambda fn: run_ra(fn, bound=demand_bound),
+)
+OCCUPANCY_PASS = Pass(
+    "ra-occupancy", "ra bound to the most halves the demand's occupancy allows (Mesa's sizing)",
+    lambda fn: run_ra(fn, bound=occupancy_bound),
+)
