@@ -30,6 +30,9 @@ PROMOTING_PASSES = frozenset({"address-cleanup", "address-fuse", "address-fold",
 # Passes that promise lower register pressure: after them, no block's pressure (the most
 # halves live at one point, from the reference liveness) may be higher than before.
 PRESSURE_LOWERING_PASSES = frozenset({"pressure-schedule"})
+# Passes that optimize, schedule and allocate in one step (Mesa's agx_compile.c order through
+# the bridge, fuzz/mesa/): the RA and demand checkers cannot align them with their input.
+WHOLE_BACKENDS = frozenset({"mesa:backend"})
 
 
 def lowers_pressure(name: str) -> bool:
@@ -52,8 +55,10 @@ class Step:
 
     @property
     def allocates(self) -> bool:
-        """A register allocation: values or vregs in, physical registers out."""
-        return self.before.level in ("exec", "vreg") and self.after.level == "machine"
+        """A register allocation: values or vregs in, physical registers out (a whole
+        backend that optimizes before it allocates is judged by refinement instead)."""
+        return (self.before.level in ("exec", "vreg") and self.after.level == "machine"
+                and self.name not in WHOLE_BACKENDS)
 
     @property
     def lowers_copies(self) -> bool:

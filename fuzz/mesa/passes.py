@@ -100,9 +100,14 @@ def _reference_difference(fn: Function, liveness) -> str | None:
 
     reference = reference_liveness(fn)
     for block in fn.blocks:
+        # Mesa's live_in is taken after the block's phis (agx_compute_liveness skips
+        # them), the reference's before: Mesa's holds the live phi destinations too.
+        phi_dests = {ins.dest.name for ins in block.phis()}
         for kind, got, want in (("live_in", liveness.live_in, reference.live_in),
                                 ("live_out", liveness.live_out, reference.live_out)):
             have = set(got.get(block.name, []))
+            if kind == "live_in":
+                have -= phi_dests
             expected = {value.name for value in want[block]}
             if have != expected:
                 extra = sorted(have - expected)
@@ -141,10 +146,8 @@ def mesa_pass(name: str) -> PassUnderTest:
             if difference:
                 raise MesaLivenessDiffers(difference)
         after = outcome.function
-        fn.blocks, fn.level, fn.notes = after.blocks, after.level, dict(fn.notes)
-        if after.level == "machine":
-            fn.notes.pop("demand", None)
-            fn.notes.pop("bound", None)
+        # Mesa's demand and bound when the bridge measured them (mesa:ra), else none
+        fn.blocks, fn.level, fn.notes = after.blocks, after.level, dict(after.notes)
         return print_function(fn) != before
 
     return PassUnderTest(name, run, ("--passes", name))

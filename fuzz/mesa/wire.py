@@ -332,6 +332,8 @@ class _Decoder:
                 if current is None:
                     raise WireError("an instruction before any block")
                 current[2].append(tokens)
+            elif tokens[0] == "demand":
+                fn.notes["demand"], fn.notes["bound"] = int(tokens[1]), int(tokens[2])
             elif tokens[0] == "live":
                 block = self.block(int(tokens[1]))
                 split = tokens.index("out")
@@ -340,9 +342,25 @@ class _Decoder:
                 live_out[block.name] = [self._live_name(int(v)) for v in outs]
         for block, preds, instructions in pending:
             pred_blocks = [self.block(p) for p in preds]
-            block.instructions = [self.instruction(t, pred_blocks) for t in instructions]
+            block.instructions = self._breaks([self.instruction(t, pred_blocks)
+                                               for t in instructions])
         liveness = Liveness(live_in, live_out) if live_in or live_out else None
         return fn, liveness
+
+    def _breaks(self, instructions: list[ir.Instruction]) -> list[ir.Instruction]:
+        """agx_lower_pseudo's break, `mov_imm r0l, n; pop_exec 0`, read back as the model's
+        `break n` (the row that is defined as exactly that pair)."""
+        out: list[ir.Instruction] = []
+        for ins in instructions:
+            previous = out[-1] if out else None
+            if (ins.name == "pop_exec" and ins.attrs.get("n") == 0 and previous is not None
+                    and previous.name == "mov_imm" and previous.dest == ir.R0L
+                    and previous.attrs.get("value", 0) > 0 and "break" in self.table):
+                out[-1] = ir.Instruction(self.table["break"], None, [],
+                                         {"n": previous.attrs["value"]})
+                continue
+            out.append(ins)
+        return out
 
     def _live_name(self, index: int) -> str:
         if index in self.values:

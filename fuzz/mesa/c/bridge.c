@@ -42,6 +42,9 @@
 /* Mesa defines this in agx_compile.c, which the bridge does not build */
 int agx_compiler_debug = 0;
 
+/* What `ra` measured, printed after the shader; 0 bound: not measured */
+static unsigned bridge_demand, bridge_bound;
+
 bool
 bridge_run_pass(agx_context *ctx, const char *name, bool *liveness)
 {
@@ -58,11 +61,12 @@ bridge_run_pass(agx_context *ctx, const char *name, bool *liveness)
    else if (!strcmp(name, "schedule"))
       agx_pressure_schedule(ctx);
    else if (!strcmp(name, "ra")) {
-      /* Mesa's allocation with its parallel copies kept (copies.c) */
-      bridge_record_copies = true;
-      agx_ra(ctx);
-      bridge_record_copies = false;
-   } else if (!strcmp(name, "ra-direct"))
+      /* Mesa's allocation with its parallel copies and phis kept (copies.c),
+       * and the demand it counted (demand.c), printed as a `demand` line */
+      bridge_mesa_demand(ctx, &bridge_demand, &bridge_bound);
+      bridge_ra_keeping_copies(ctx);
+   }
+   else if (!strcmp(name, "ra-direct"))
       agx_ra(ctx);
    else if (!strcmp(name, "lower-copies"))
       bridge_lower_copies(ctx);
@@ -113,6 +117,8 @@ run_child(char **lines, unsigned nlines)
          agx_validate(ctx, name);
    }
    bridge_write_shader(stdout, ctx, liveness);
+   if (bridge_bound)
+      printf("demand %u %u\n", bridge_demand, bridge_bound);
    fflush(stdout);
    _exit(0);
 }

@@ -21,5 +21,9 @@ bool bridge_run_pass(agx_context *ctx, const char *name, bool *liveness);
 extern bool bridge_record_copies;
 bool bridge_is_pcopy(const agx_instr *I);
 void bridge_lower_copies(agx_context *ctx);
+void bridge_ra_keeping_copies(agx_context *ctx);
+
+/* demand.c: agx_calc_register_demand as agx_ra calls it, and agx_ra's bound */
+void bridge_mesa_demand(agx_context *ctx, unsigned *demand, unsigned *bound);
 
 #endif

@@ -60,10 +60,68 @@ __wrap_agx_emit_parallel_copies(agx_builder *b, struct agx_copy *copies,
    agx_builder_insert(&b->cursor, I);
 }
 
+/*
+ * agx_ra with its copies kept. agx_ra also lowers the phis (a parallel copy at
+ * the end of each predecessor moving the source into the phi's register) and
+ * unlinks them; their structs survive in the context, with the registers RA
+ * gave them. They are linked back with every source the phi's own register,
+ * which is what Mesa's copies make true on each edge: the model's spelling of
+ * a phi resolved by edge copies, which the RA checker reads.
+ */
+void
+bridge_ra_keeping_copies(agx_context *ctx)
+{
+   unsigned n = 0, cap = 16;
+   agx_instr **phis = malloc(cap * sizeof(*phis));
+   agx_block **homes = malloc(cap * sizeof(*homes));
+   agx_foreach_block(ctx, block) {
+      agx_foreach_phi_in_block(block, phi) {
+         if (n == cap) {
+            cap *= 2;
+            phis = realloc(phis, cap * sizeof(*phis));
+            homes = realloc(homes, cap * sizeof(*homes));
+         }
+         phis[n] = phi;
+         homes[n++] = block;
+      }
+   }
+
+   bridge_record_copies = true;
+   agx_ra(ctx);
+   bridge_record_copies = false;
+
+   for (unsigned k = n; k-- > 0;) {
+      agx_instr *phi = phis[k];
+      agx_block *block = homes[k];
+      assert(phi->dest[0].type == AGX_INDEX_REGISTER && "RA gave the phi a register");
+      agx_foreach_src(phi, s)
+         phi->src[s] = phi->dest[0];
+      /* Back where agx_foreach_phi_in_block finds it: first, or after an else */
+      agx_instr *first = agx_first_instr(block);
+      agx_cursor cursor = agx_before_block(block);
+      if (first && (first->op == AGX_OPCODE_ELSE_ICMP ||
+                    first->op == AGX_OPCODE_ELSE_FCMP))
+         cursor = agx_after_instr(first);
+      agx_builder_insert(&cursor, phi);
+   }
+   free(phis);
+   free(homes);
+}
+
+/* Mesa's sequentializer on each kept parallel copy; the phis kept above (every
+ * source the phi's register) go, as agx_ra removes them */
 void
 bridge_lower_copies(agx_context *ctx)
 {
    agx_foreach_instr_global_safe(ctx, I) {
+      if (I->op == AGX_OPCODE_PHI) {
+         bool trivial = I->dest[0].type == AGX_INDEX_REGISTER;
+         agx_foreach_src(I, s)
+            trivial &= agx_is_equiv(I->src[s], I->dest[0]);
+         if (trivial)
+            agx_remove_instruction(I);
+         continue;
+      }
       if (!bridge_is_pcopy(I))
          continue;
       struct agx_copy *copies = calloc(I->nr_dests, sizeof(struct agx_copy));
