@@ -17,7 +17,8 @@ def from_level(pipeline: list[str], level: str) -> list[str]:
     """The steps of a machine pipeline from the first that takes a `level` function (a
     program already at that level skips the lowering before it); [] if none does."""
     for position, name in enumerate(pipeline):
-        if TAKES_LEVEL.get(name, "ssa") == level:
+        # Mesa's passes (fuzz/mesa/) take what Mesa's isel makes: the exec level
+        if TAKES_LEVEL.get(name, "exec" if name.startswith("mesa:") else "ssa") == level:
             return list(pipeline[position:])
     return []
 
