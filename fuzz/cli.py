@@ -289,6 +289,16 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--out", metavar="DIR", help="also write every finding's files "
                              "(reproducer, inputs, record) into DIR")
     corpus_cmd.set_defaults(handler=_command("fuzz.commands.corpus:run_corpus"))
+
+    mesa_cmd = commands.add_parser("mesa", help="Mesa's real AGX backend: build the bridge "
+                                   "(see docs/mesa.md)")
+    mesa_actions = mesa_cmd.add_subparsers(dest="mesa_action", metavar="ACTION", required=True)
+    mesa_build = mesa_actions.add_parser("build", help="build the bridge from a Mesa tree "
+                                         "(cached by a hash of every input)")
+    mesa_build.add_argument("--mesa-src", metavar="DIR", help="the Mesa tree (default: "
+                            "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
+    mesa_build.add_argument("--force", action="store_true", help="build even on a cache hit")
+    mesa_cmd.set_defaults(handler=_command("fuzz.commands.mesa:run_mesa"))
     return parser
 
 

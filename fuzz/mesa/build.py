@@ -187,10 +187,13 @@ def _compile_all(src: Path, work: Path, version: str) -> Path:
                               capture_output=True, text=True, check=False)
 
     with ThreadPoolExecutor(JOBS) as pool:
-        results = list(pool.map(compile_one, zip(units, objects, strict=True)))
-    for done in results:
-        if done.returncode != 0:
-            raise MesaBuildError(_first_error(done.stderr))
+        futures = [pool.submit(compile_one, pair) for pair in zip(units, objects, strict=True)]
+        for future in futures:  # in order: the first error reported is the first file's
+            done = future.result()
+            if done.returncode != 0:
+                for pending in futures:
+                    pending.cancel()
+                raise MesaBuildError(_first_error(done.stderr))
     binary = work / BINARY
     done = subprocess.run([_cc(), *map(str, objects), "-o", str(binary), "-lm", "-lpthread",
                            # copies.c: agx_ra's parallel copies through the bridge

@@ -1,0 +1,26 @@
+"""`agxfuzz mesa build`: the Mesa bridge built from a Mesa tree (or found in the cache).
+
+`--mesa-src DIR` defaults to `$AGXFUZZ_MESA_SRC`, else `../shared/mesa-23.3.6` beside the
+repository. Prints where the bridge is and whether it was a cache hit; a missing tree, one
+that is not Mesa, or one that does not compile is one line and exit 2 (`fuzz/mesa/build.py`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzz.commands.errors import UsageError
+
+
+def run_mesa(args) -> int:
+    from fuzz.mesa.build import MesaBuildError, build_bridge
+
+    src = Path(args.mesa_src) if args.mesa_src else None
+    try:
+        bridge = build_bridge(src, force=args.force)
+    except MesaBuildError as error:
+        raise UsageError(str(error)) from None
+    how = "cached" if bridge.cached else "built"
+    print(f"Mesa {bridge.version} bridge {how}: {bridge.path}")
+    print(f"  from {bridge.mesa_src}")
+    return 0
