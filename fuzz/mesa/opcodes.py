@@ -136,6 +136,12 @@ def untranslatable(fn: Function) -> Counter:
             counts[name] += 1
         elif name == "convert" and _convert_mode(ins) is None:
             counts["convert (f2f or 8/64-bit)"] += 1
+        elif name == "phi" and any(src.is_immediate for src in ins.srcs):
+            # Mesa's phis never take immediates (agx_optimizer inlines none into a phi; its
+            # RA asserts a phi source is the phi's size, and an immediate is 16-bit)
+            counts["phi (immediate source)"] += 1
+        elif name == "phi" and any(src.is_uniform and src.size == 64 for src in ins.srcs):
+            counts["phi (64-bit uniform source)"] += 1  # copyprop makes none (ALU takes no 64)
         elif name == "uadd_sat" and any(src.neg for src in ins.srcs):
             counts["uadd_sat (.neg)"] += 1
         elif name == "mov_imm" and ins.dest == R0L and fn.level == "exec" and ins.attrs.get(

@@ -1,0 +1,98 @@
+"""Programs Mesa's backend can take: the generator's programs restricted to what the opcode
+table (`fuzz/mesa/opcodes.py`) translates, for `agxfuzz run --mesa` and the round-trip
+property.
+
+`translatable_program(source)` draws swarm features with the address groups off (their
+opcodes are NIR's, folded before the backend), generates a program, and spells three model
+opcodes the way Mesa's isel does, each by the model's own definition of it: `imul a, b` as
+`imad a, b, #0`, `signext a` as `iadd a, #0`, `fmov a` as `fadd a, #-0.0`; a phi's
+immediate source gets a `mov_imm` in its predecessor (Mesa's phis take none). A program that
+still holds something untranslatable (a ballot, an f2f or 64-bit convert) is dropped and
+the next one drawn from the same source, so the result is a function of the seed; after
+`MAX_DRAWS` it gives up (`NoTranslatableProgram`), which no seed tried has needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from agxir.ir import Function, Immediate, Instruction, Operand, Value
+from agxir.opcodes.table import OPCODES
+from fuzz.mesa.opcodes import untranslatable
+
+MAX_DRAWS = 64
+NEG_ZERO = 0x80  # the 8-bit minifloat -0.0
+# The SSA branches become exec-mask control flow in lower-cf, which Mesa takes.
+SSA_ONLY = frozenset({"jump", "if_icmp (ssa)", "if_fcmp (ssa)"})
+
+
+class NoTranslatableProgram(Exception):
+    pass
+
+
+def _materialize_phi_sources(fn: Function) -> None:
+    """Phi sources Mesa's IR never has (an immediate, a 64-bit uniform) become a mov_imm
+    (or a 64-bit mov) at the end of their predecessor, before the branch, as Mesa's isel
+    gives NIR constants an instruction of their own."""
+    count = 0
+    for block in fn.blocks:
+        for phi in block.phis():
+            for k, src in enumerate(phi.srcs):
+                if src.is_immediate:
+                    bits = src.ref.bits & ((1 << phi.dest.size) - 1)
+                    make = (OPCODES["mov_imm"], [], {"value": bits})
+                elif src.is_uniform and src.size == 64:
+                    make = (OPCODES["bitop"], [src, Operand(Immediate(0))], {"tt": 0xA})
+                else:
+                    continue
+                count += 1
+                value = Value(f"phic{count}", phi.dest.size)
+                pred = phi.blocks[k]
+                at = len(pred.instructions) - (1 if pred.terminator is not None else 0)
+                pred.instructions.insert(at, Instruction(make[0], value, make[1], make[2]))
+                phi.srcs[k] = Operand(value)
+
+
+def mesa_spelling(fn: Function) -> Function:
+    """`fn` with imul, signext and fmov spelled as Mesa's isel spells them, and large phi
+    sources Mesa never has given an instruction (in place)."""
+    _materialize_phi_sources(fn)
+    zero = Operand(Immediate(0))
+    for block in fn.blocks:
+        for index, ins in enumerate(block.instructions):
+            if ins.name == "imul":
+                new = Instruction(OPCODES["imad"], ins.dest, [*ins.srcs, zero], {"shift": 0})
+            elif ins.name == "signext":
+                new = Instruction(OPCODES["iadd"], ins.dest, [ins.srcs[0], zero], {"shift": 0})
+            elif ins.name == "fmov":
+                new = Instruction(OPCODES["fadd"], ins.dest,
+                                  [ins.srcs[0], Operand(Immediate(NEG_ZERO))], {}, sat=ins.sat)
+            else:
+                continue
+            block.instructions[index] = new
+    return fn
+
+
+def blockers(fn: Function) -> set[str]:
+    """What keeps an SSA program from Mesa once lowered (empty: it translates)."""
+    return set(untranslatable(fn)) - SSA_ONLY
+
+
+def translatable_program(source, *, size: int = 50, name: str = "fuzz") -> Function:
+    from fuzz.generate import Features, generate_program
+
+    for _ in range(MAX_DRAWS):
+        features = replace(Features.from_source(source), address_math=False, address=False)
+        fn = mesa_spelling(generate_program(source, features, size=size, name=name))
+        if not blockers(fn):
+            return fn
+    raise NoTranslatableProgram(f"no translatable program in {MAX_DRAWS} draws")
+
+
+def translatable_case(source, config):
+    """`fuzz.campaign.build_case` for a campaign over Mesa's passes."""
+    from fuzz.generate import generate_inputs
+
+    fn = translatable_program(source, size=config.size)
+    inputs = generate_inputs(fn, source, threads=config.threads, sets=config.sets)
+    return fn, inputs
