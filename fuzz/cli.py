@@ -13,7 +13,7 @@ import sys
 
 from fuzz import VERSION
 from fuzz.commands.errors import UserError
-from fuzz.commands.loaders import MAX_INTERPRETED_BUFFER
+from fuzz.commands.loaders import MAX_INTERPRETED_BUFFER, MAX_THREADS
 from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
@@ -33,6 +33,13 @@ PASS_MEMORY_HELP = ("how much a pass may add to its process's address space (def
                     "MB, at least 32): past it, a 'memory limit' finding")
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad usage argparse sees is one line too, prefixed like every other error."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--passes", metavar="LIST", help="registered passes, comma-separated (default: all)"
@@ -48,7 +55,7 @@ def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="agxfuzz",
         description="Fuzz and verify AGX shader-compiler passes: generate SSA programs, "
         "run them through passes, judge them with an interpreter, invariants and z3.",
@@ -57,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-buffer", type=_positive, default=MAX_INTERPRETED_BUFFER >> 20,
                         metavar="MB", help="the largest buffer a file may declare and still be "
                         f"interpreted (default {MAX_INTERPRETED_BUFFER >> 20} MB)")
+    parser.add_argument("--max-threads", type=_positive, default=MAX_THREADS, metavar="N",
+                        help="the most threads an input set may have, from --threads, --input "
+                        f"or --inputs (default {MAX_THREADS})")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     fmt = commands.add_parser("fmt", help="print a .agx file in canonical form")
@@ -341,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     from fuzz.commands.loaders import set_max_interpreted_buffer
 
     set_max_interpreted_buffer(args.max_buffer)
+    from fuzz.commands.loaders import set_max_threads
+
+    set_max_threads(args.max_threads)
     try:
         return args.handler(args)
     except UserError as error:

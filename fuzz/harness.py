@@ -69,6 +69,9 @@ class Stats:
     # Pipelines not run because control-flow lowering cannot structure the program (the
     # machine pipeline runs on every program it can structure; this says how many it could not).
     unstructurable: int = 0
+    # Programs a Mesa pass (fuzz/mesa/) could not take, and per opcode how many held it.
+    not_translatable: int = 0
+    not_translatable_opcodes: Counter = field(default_factory=Counter)
     pass_runs: Counter = field(default_factory=Counter)
     pass_changes: Counter = field(default_factory=Counter)
     # Rewrites by (pass, rule) in pass runs whose change the oracles then judged.
@@ -87,6 +90,8 @@ class Stats:
         self.skipped_undefined += other.skipped_undefined
         self.skipped_out_of_fuel += other.skipped_out_of_fuel
         self.unstructurable += other.unstructurable
+        self.not_translatable += other.not_translatable
+        self.not_translatable_opcodes.update(other.not_translatable_opcodes)
         self.pass_runs.update(other.pass_runs)
         self.pass_changes.update(other.pass_changes)
         self.rule_hits.update(other.rule_hits)
@@ -275,6 +280,13 @@ class Harness:
                     signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
                 ):
                     raise
+                if type(error).__name__ == "NotTranslatable":  # fuzz/mesa/: Mesa has no
+                    # counterpart for an opcode; counted once per program, not a finding
+                    if not self._declined:
+                        self.stats.not_translatable += 1
+                        self.stats.not_translatable_opcodes.update(set(error.counts))
+                        self._declined = True
+                    return None
                 if _declined(error, current):
                     if not self._declined:  # once per program, whatever the pipelines
                         self.stats.unstructurable += 1

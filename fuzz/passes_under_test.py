@@ -42,9 +42,14 @@ def registered(name: str) -> PassUnderTest:
 
         return mesa_unit(name)
     from agxir.machine.pipeline import MACHINE_PASSES
-    from agxir.passes import get_pass
+    from agxir.passes import PASSES, UnknownPass, get_pass
 
-    found = MACHINE_PASSES.get(name) or get_pass(name)
+    try:
+        found = MACHINE_PASSES.get(name) or get_pass(name)
+    except UnknownPass as error:  # name every pass a --passes list may hold
+        error.message = (f"unknown pass {name!r}; known passes: "
+                         f"{', '.join([*PASSES, *MACHINE_PASSES])}, mesa:NAME")
+        raise
     return PassUnderTest(found.name, found.run, ("--passes", found.name))
 
 

@@ -18,7 +18,7 @@ import json
 import sys
 import time
 
-from fuzz.commands.errors import UsageError, UserError
+from fuzz.commands.errors import UsageError
 
 DEFAULT_TIMEOUT_MS = 2000
 COLUMNS = ("pass", "rule", "instances", "verdict", "median ms", "max ms")
@@ -182,7 +182,7 @@ def run_audit(args) -> int:
                 json.dump(_json(proofs, seconds, timeout_ms), handle, indent=2)
                 handle.write("\n")
         except OSError as error:
-            raise UserError(f"{args.json}: cannot write: {error.strerror or error}") from None
+            raise UsageError(f"{args.json}: cannot write: {error.strerror or error}") from None
     if getattr(args, "junit", None):
         _write_junit(args.junit, proofs)
     if getattr(args, "sarif", None):

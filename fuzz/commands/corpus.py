@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from fuzz.commands.errors import UsageError, UserError
+from fuzz.commands.errors import UsageError
 
 
 def run_corpus(args) -> int:
@@ -20,12 +20,12 @@ def run_corpus(args) -> int:
     try:
         db = open_db(args.db, read_only=args.action != "import")
     except DBError as error:
-        raise UserError(f"agxfuzz: {error}") from None
+        raise UsageError(f"agxfuzz: {error}") from None
     try:
         return {"list": _list, "export": _export, "import": _import,
                 "findings": _findings}[args.action](db, args)
     except DBError as error:
-        raise UserError(f"agxfuzz: {error}") from None
+        raise UsageError(f"agxfuzz: {error}") from None
     finally:
         db.close()
 
@@ -65,7 +65,7 @@ def _export(db, args) -> int:
     try:
         write_atomically(Path(args.out), text)
     except OSError as error:
-        raise UserError(f"agxfuzz: {args.out}: cannot write: {error.strerror}") from None
+        raise UsageError(f"agxfuzz: {args.out}: cannot write: {error.strerror}") from None
     print(f"exported {len(entries)} entries from {db.location} to {args.out}")
     return 0
 
@@ -125,6 +125,6 @@ def _write_findings(records, out: str) -> None:
             store.write(finding, seed=data.get("seed"), index=data.get("program_index"),
                         shard=data.get("shard"), flags=data.get("flags") or [])
         except OSError as error:
-            raise UserError(f"agxfuzz: {out}: cannot write: {error.strerror}") from None
+            raise UsageError(f"agxfuzz: {out}: cannot write: {error.strerror}") from None
         count += 1
     print(f"wrote {count} findings to {out}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from fuzz.commands.errors import InvalidProgram
+from fuzz.commands.errors import InvalidProgram, one_line_errors
 from fuzz.commands.loaders import load_function
 
 
@@ -14,7 +14,7 @@ def run_fmt(args) -> int:
     try:
         fn = load_function(args.file, verified=False, interpreted=False)
     except InvalidProgram as error:
-        print(error, file=sys.stderr)
+        print(one_line_errors(str(error)), file=sys.stderr)
         return 1
     sys.stdout.write(print_function(fn))
     return 0

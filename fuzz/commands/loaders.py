@@ -63,22 +63,46 @@ def set_max_interpreted_buffer(megabytes: int) -> None:
 MAX_INTERPRETED_BUFFER = 64 << 20
 
 
+# Threads per input set, and input sets per run: the interpreter's memory and time grow
+# with both (100 million threads take gigabytes), so larger ones are refused up front.
+MAX_THREADS = 1 << 16
+MAX_SETS = 1024
+
+
+def set_max_threads(threads: int) -> None:
+    global MAX_THREADS
+    MAX_THREADS = threads
+
+
+def check_input_size(threads: int, sets: int, where: str) -> None:
+    """UsageError (exit 2) for input sets over the bounds, `where` naming what gave them."""
+    if threads > MAX_THREADS:
+        raise UsageError(f"agxfuzz: {where}: {threads} threads per input set is over the limit "
+                         f"of {MAX_THREADS} (agxfuzz --max-threads N raises it)")
+    if sets > MAX_SETS:
+        raise UsageError(f"agxfuzz: {where}: {sets} input sets is over the limit of {MAX_SETS}")
+
+
 def input_sets_for(fn, args):
     from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
 
     if args.inputs:
+        text = read_text(args.inputs)
         try:
-            with open(args.inputs, encoding="utf-8") as handle:
-                data = json.load(handle)
-            sets = [InputSet.from_json(item) for item in data]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            sets = [InputSet.from_json(item) for item in json.loads(text)]
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise UsageError(f"{args.inputs}: not a list of input sets: {error}") from None
+        if not sets:
+            raise UsageError(f"{args.inputs}: not a list of input sets: it is empty")
+        check_input_size(max(s.threads for s in sets), len(sets), args.inputs)
         for input_set in sets:
             try:
                 check_inputs(fn, input_set)
             except InputError as error:
                 raise UsageError(f"{args.inputs}: {error}") from None
         return sets
+    check_input_size(args.threads, 1, "--threads")
+    check_input_size(1, args.sets, "--sets")
     return random_input_sets(fn, args.threads, args.seed, args.sets)
 
 
@@ -116,6 +140,7 @@ def parse_input_spec(fn, spec: str):
     if "threads" not in fields:
         raise bad("threads=N is missing")
     threads = _spec_int(fields.pop("threads"), bad)
+    check_input_size(threads, 1, f"--input {spec!r}")
     scalars: dict[str, int] = {}
     buffers: dict[str, bytes] = {}
     for name, value in fields.items():

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fuzz.commands.errors import UsageError, UserError
+from fuzz.commands.errors import UsageError
 
 DEFAULT_TIMEOUT_MS = 2000
 VERDICT_ORDER = ("verified", "counterexample", "unsupported", "timeout", "error")
@@ -194,5 +194,5 @@ def run_nir_audit(args) -> int:
                           indent=2)
                 handle.write("\n")
         except OSError as error:
-            raise UserError(f"{args.json}: cannot write: {error.strerror or error}") from None
+            raise UsageError(f"{args.json}: cannot write: {error.strerror or error}") from None
     return exit_status(results)

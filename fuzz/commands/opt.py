@@ -20,6 +20,8 @@ def opt_command(args) -> int:
     fn = load_function(args.file, interpreted=False)
     before = print_function(fn)
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"agxfuzz: -p {args.passes!r} names no pass")
     try:
         from fuzz.passes_under_test import registered
 
@@ -34,7 +36,11 @@ def opt_command(args) -> int:
     if getattr(args, "stats", False):
         from agxir.machine.stats import function_stats
 
-        print(f"; stats: {function_stats(fn).line()}")
+        if fn.level == "vreg":  # virtual registers: neither Mesa's demand nor an allocation
+            print("; stats: none: --stats needs an allocated (machine-level) result or an "
+                  "SSA or exec one (Mesa's demand); this pipeline ends at level vreg")
+        else:
+            print(f"; stats: {function_stats(fn).line()}")
     after = print_function(fn)
     sys.stdout.write(after)
     errors = verify(fn)

@@ -107,7 +107,7 @@ class _Writer:
         try:
             return self._write(case)
         except OSError as error:
-            raise UserError(f"{self.out}: cannot write: {error.strerror or error}") from None
+            raise UsageError(f"{self.out}: cannot write: {error.strerror or error}") from None
 
     def _write(self, case) -> str:
         from agxir.text import print_function

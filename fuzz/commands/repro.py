@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fuzz.commands.errors import UserError
+from fuzz.commands.errors import UsageError
 from fuzz.commands.isolation import check_isolated
 from fuzz.commands.units import units_under_test
 
@@ -21,8 +21,12 @@ def repro_command(args) -> int:
         record = json.loads(read_text(args.finding))
         reproducer, flags = record["file"], record["flags"]
         signature = record["signature"]
+        if not (isinstance(reproducer, str) and isinstance(signature, str)
+                and isinstance(flags, list) and all(isinstance(f, str) for f in flags)
+                and len(flags) % 2 == 0):
+            raise TypeError("its file, signature or flags are not what `run` writes")
     except (ValueError, KeyError, TypeError) as error:
-        raise UserError(f"{args.finding}: not a finding record: {error}") from None
+        raise UsageError(f"{args.finding}: not a finding record: {error}") from None
     base = Path(args.finding).parent
     reproducer = _beside(reproducer, base)
     replay = argparse.Namespace(passes=None, python_passes=[], pass_commands=[])

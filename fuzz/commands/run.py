@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import sys
 
-from fuzz.commands.errors import UsageError, UserError
+from fuzz.commands.errors import UsageError
 from fuzz.commands.isolation import pass_memory
 from fuzz.commands.units import replay_flags, units_under_test
 
@@ -33,6 +33,11 @@ def _print_summary(result, units, seed: int) -> None:
         print(f"pass memory limit hit: {result.memory_limit_hits} times (--pass-memory)")
     if stats.unstructurable:
         print(f"machine pipeline: {stats.unstructurable} programs not structurable, not lowered")
+    if stats.not_translatable:
+        by_opcode = ", ".join(f"{name} {count}"
+                              for name, count in stats.not_translatable_opcodes.most_common())
+        print(f"not translatable to Mesa: {stats.not_translatable} programs (by opcode: "
+              f"{by_opcode})")
     print("pass changes (programs where the pass changed something / runs):")
     for unit in units:
         runs = stats.pass_runs.get(unit.name, 0)
@@ -141,9 +146,9 @@ def _open_db(spec: str | None, store):
         owner = store.identity()
         return open_db(spec or str(store.directory / DEFAULT_DB_NAME), owner=owner)
     except DBError as error:
-        raise UserError(f"agxfuzz: {error}") from None
+        raise UsageError(f"agxfuzz: {error}") from None
     except OSError as error:
-        raise UserError(f"agxfuzz: {store.directory}: {error.strerror}") from None
+        raise UsageError(f"agxfuzz: {store.directory}: {error.strerror}") from None
 
 
 def _rule_baseline(args):

@@ -17,7 +17,7 @@ import json
 import sys
 
 from fuzz.commands.errors import UsageError
-from fuzz.commands.loaders import load_function
+from fuzz.commands.loaders import check_input_size, load_function
 
 EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_UNKNOWN = 0, 1, 3
 
@@ -62,6 +62,7 @@ def run_tv(args) -> int:
             print(f"unknown: {undecidable}")
         return EXIT_UNKNOWN
     threads = getattr(args, "threads", None) or 32
+    check_input_size(threads, 1, "--threads")
     timeout = getattr(args, "timeout", None) or 10000
     try:
         result = check_refinement(before, after, threads=threads, timeout_ms=timeout)

@@ -9,7 +9,7 @@ from fuzz.commands.errors import UsageError
 TAKES_LEVEL = {
     "lower-cf": "ssa", "ra": "exec", "out-of-ssa": "exec", "vreg-ra": "vreg",
     "reuse-conversion": "vreg", "lower-phis": "machine", "lower-copies": "machine",
-    "fuse-exec-cmp": "machine",
+    "fuse-exec-cmp": "machine", "ra-demand": "exec", "ra-occupancy": "exec",
 }
 
 

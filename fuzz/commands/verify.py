@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from fuzz.commands.errors import InvalidProgram
+from fuzz.commands.errors import InvalidProgram, one_line_errors
 from fuzz.commands.loaders import load_function
 
 
@@ -12,7 +12,7 @@ def run_verify(args) -> int:
     try:
         load_function(args.file, interpreted=False)
     except InvalidProgram as error:  # the verdict, not bad usage
-        print(error, file=sys.stderr)
+        print(one_line_errors(str(error)), file=sys.stderr)
         return 1
     print(f"{args.file}: ok")
     return 0

@@ -104,7 +104,7 @@ def run_zoo(args) -> int:
                      records=[o.files.record for o in outcomes if o.caught and o.files])
     missed = [o.variant.name for o in outcomes if not o.caught]
     if missed:
-        print(f"not caught: {', '.join(missed)}", file=sys.stderr)
+        print(f"agxfuzz: not caught: {', '.join(missed)}", file=sys.stderr)
         return 1
     return 0
 

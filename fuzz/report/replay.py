@@ -184,6 +184,8 @@ def _replay(record: Record, pass_timeout: float) -> Replay:
 
         return PassUnderTest(name, run, unit.flag)
 
+    if _took_its_process_down(record) and units:
+        return _replay_death(record, fn, names, units, input_sets, pass_timeout)
     pipeline = [wrapped(i, name, unit) for i, (name, unit) in enumerate(zip(names, units))]
     harness = Harness(input_sets, pass_timeout=pass_timeout)
     text = print_function(fn)
@@ -234,6 +236,47 @@ def _replay(record: Record, pass_timeout: float) -> Replay:
     else:
         result.lanes_note = (f"the {record.oracle} oracle judges without running the program: "
                              "its message says what is wrong")
+    return result
+
+
+def _took_its_process_down(record: Record) -> bool:
+    """A finding of a pass that exited or was killed (by a signal, by its memory limit):
+    replayed in a supervised child, since it would take the replay's own process down."""
+    return record.oracle in ("crash", "memory limit") and str(record.message).startswith(
+        "the pass took its process down")
+
+
+def _replay_death(record: Record, fn, names, units, input_sets, pass_timeout: float) -> Replay:
+    """The pipeline under `fuzz.processes.check_supervised`, as `run` and `check` judged
+    it: the same death (status and signal), another failure, or none. The picture is the
+    function before the failing pass; after it there is no function (nor lanes) to show."""
+    from agxir.ir import clone_function
+    from fuzz.harness import INPUT, Harness
+    from fuzz.processes import HarnessError, check_supervised, pass_memory_limit
+
+    harness = Harness(input_sets, pass_timeout=pass_timeout)
+    try:
+        found = check_supervised(harness, fn, [list(units)], memory_mb=REPLAY_MEMORY_MB)
+    except HarnessError as error:
+        raise ReplayError(f"the replay failed: {error}") from None
+    finding = next((f for f in found if f.pass_name != INPUT), None)
+    verdict = (finding.pass_name, finding.oracle, finding.message) if finding else None
+    shown = len(finding.pipeline) - 1 if finding else len(names) - 1
+    result = Replay(_status(record, verdict), _status_note(record, verdict), step=names[shown])
+    before = clone_function(fn)
+    for unit in units[:shown]:  # these ran without dying before the failing step did
+        with pass_memory_limit():
+            unit.run(before)
+    earlier = f"after {names[shown - 1]}" if shown else "the reproducer"
+    result.before = _picture(f"before {names[shown]} ({earlier})", before, {}, "")
+    result.rules, result.rule_note = _rules(names[shown], units[shown], None)
+    if finding is not None:
+        result.after_error = finding.message
+    if input_sets:
+        result.input_summary = _describe_inputs(finding.input_set if finding and
+                                                finding.input_set else input_sets[0])
+    result.lanes_note = ("the pass took its process down: no function after it to run"
+                         if finding else "the pipeline ran without dying")
     return result
 
 

@@ -229,7 +229,7 @@ def test_a_campaign_killed_mid_run_loses_nothing_it_reported(tmp_path, db_url, w
 @pytest.mark.parametrize("flags, status, message", [
     (["--shard", "3/2"], 2, "agxfuzz: --shard 3/2: expected K/N with 1 <= K <= N, e.g. 2/4"),
     (["--shard", "1"], 2, "agxfuzz: --shard 1: expected K/N with 1 <= K <= N, e.g. 2/4"),
-    (["--db", "redis://127.0.0.1:1/0"], 1, "agxfuzz: redis://127.0.0.1:1/0: cannot reach Redis"),
+    (["--db", "redis://127.0.0.1:1/0"], 2, "agxfuzz: redis://127.0.0.1:1/0: cannot reach Redis"),
 ])
 def test_bad_shard_or_database_flags_are_one_line(tmp_path, capsys, flags, status, message):
     from fuzz.cli import main

@@ -57,7 +57,7 @@ def test_a_malformed_line_is_named_and_nothing_is_imported(tmp_path, capsys):
 
 
 def test_an_unreachable_database_is_one_line(tmp_path, capsys):
-    assert main(["corpus", "list", "--db", "redis://127.0.0.1:1/0"]) == 1
+    assert main(["corpus", "list", "--db", "redis://127.0.0.1:1/0"]) == 2
     err = capsys.readouterr().err
     assert "cannot reach Redis" in err and err.count("\n") == 1
 
@@ -85,6 +85,6 @@ def test_findings_lists_what_every_owner_recorded(tmp_path, capsys):
 
 
 def test_listing_a_database_that_is_not_there_says_so_and_creates_nothing(tmp_path, capsys):
-    assert main(["corpus", "list", "--db", str(tmp_path / "typo")]) == 1
+    assert main(["corpus", "list", "--db", str(tmp_path / "typo")]) == 2
     assert capsys.readouterr().err == f"agxfuzz: {tmp_path / 'typo'}: no campaign database here\n"
     assert not (tmp_path / "typo").exists()

@@ -99,7 +99,7 @@ def test_the_replay_of_an_input_liveness_finding_is_the_liveness_command():
 def test_an_unwritable_out_is_a_one_line_error(victim, tmp_path, capsys):
     out = tmp_path / "no" / "such" / "dir"
     out.parent.parent.write_text("a file where a directory should be")
-    assert reduce(str(victim), "--pass", WRONG_CMPSEL, "--seed", "1", "-o", str(out)) == 1
+    assert reduce(str(victim), "--pass", WRONG_CMPSEL, "--seed", "1", "-o", str(out)) == 2
     assert capsys.readouterr().err.startswith(f"agxfuzz: {out}: cannot write: ")
 
 
