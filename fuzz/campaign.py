@@ -58,6 +58,7 @@ class CampaignConfig:
     reduce_seconds: float = 10.0  # per new finding, before it is written; 0: write as found
     liveness_analysis: object = None  # None: agxir.liveness.Liveness (the zoo swaps it)
     address_heavy: bool = False  # programs whose memory accesses use address math shapes
+    mesa_translatable: bool = False  # run --mesa: programs Mesa's backend can take (fuzz/mesa/)
     pass_memory_mb: int | None = 4096  # address space per worker: a pass that eats memory
     # fails with MemoryError (a crash finding) instead of taking the machine down
     hang_grace: float = 20.0  # a pass still running this long after its deadline has
@@ -122,6 +123,10 @@ def build_case(seed: int, index: int, config: CampaignConfig):
     from fuzz.generate import ChoiceSource, Features, generate_inputs, generate_program
 
     source = ChoiceSource.from_seed(program_seed(seed, index))
+    if config.mesa_translatable:
+        from fuzz.mesa.translatable import translatable_case
+
+        return translatable_case(source, config)
     features = Features.from_source(source, address_heavy=config.address_heavy)
     fn = generate_program(source, features, size=config.size)
     inputs = generate_inputs(fn, source, threads=config.threads, sets=config.sets)

@@ -117,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="findings", metavar="DIR",
                      help="where findings are written (default: ./findings)")
     run.add_argument("--fail-fast", action="store_true", help="stop at the first finding")
+    run.add_argument("--mesa", nargs="?", const="", metavar="DIR", help="Mesa's real AGX "
+                     "backend passes (mesa:*) after lower-cf, alone and in Mesa's order, on "
+                     "programs Mesa can take; DIR: the Mesa tree (default $AGXFUZZ_MESA_SRC, "
+                     "else ../shared/mesa-23.3.6; see docs/mesa.md)")
     run.add_argument("--no-reduce", action="store_true",
                      help="write findings as found, without reducing them first")
     run.add_argument("--tv", action="store_true",

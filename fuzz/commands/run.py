@@ -170,6 +170,15 @@ def run_campaign_command(args) -> int:
     from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 
     units, pipelines = units_under_test(args)
+    mesa = getattr(args, "mesa", None)
+    if mesa is not None:  # run --mesa: Mesa's passes through the bridge (fuzz/mesa/)
+        from fuzz.mesa.build import MesaBuildError
+        from fuzz.mesa.campaign import mesa_units
+
+        try:
+            units, pipelines = mesa_units(mesa)
+        except MesaBuildError as error:
+            raise UsageError(str(error)) from None
     baseline = _rule_baseline(args)  # a bad --expect-rules file is refused before the run
     memory = pass_memory(args)
     coverage_every = getattr(args, "coverage_every", 20)
@@ -198,7 +207,7 @@ def run_campaign_command(args) -> int:
         fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 10.0,
         pass_memory_mb=memory, shard=shard, db=db,
         guidance=guidance != "off", shared_corpus=guidance == "shared",
-        coverage_every=coverage_every,
+        coverage_every=coverage_every, mesa_translatable=mesa is not None,
     )
     tty = sys.stdout.isatty()
 

@@ -1,0 +1,34 @@
+"""`agxfuzz run --mesa [DIR]`: a campaign over Mesa's real backend passes.
+
+`mesa_units(directory)` points this process and its workers at the Mesa tree
+(`AGXFUZZ_MESA_SRC`, inherited by the workers, each of which starts its own bridge), builds
+the bridge (or finds it in the cache) before the campaign starts, and returns the passes
+under test and the pipelines: each Mesa pass alone after `lower-cf` (and `mesa:ra` before
+the passes that follow RA), then Mesa's own order, `mesa:backend`. The campaign draws its
+programs from `fuzz.mesa.translatable` (`CampaignConfig.mesa_translatable`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from fuzz.mesa.passes import MESA_PIPELINES, mesa_prefix
+
+
+def mesa_units(directory: str | None) -> tuple[list, list[list]]:
+    """(passes under test, pipelines); raises MesaBuildError (one line) when the tree
+    cannot be built."""
+    from fuzz.mesa.build import build_bridge
+    from fuzz.passes_under_test import registered
+
+    if directory:
+        os.environ["AGXFUZZ_MESA_SRC"] = os.path.abspath(directory)
+    build_bridge()  # now, so a bad tree is a usage error and the workers find it cached
+    pipelines_names: list[list[str]] = []
+    for pipeline in MESA_PIPELINES:
+        names = mesa_prefix(pipeline[0])[:-1] + list(pipeline)
+        if names not in pipelines_names:
+            pipelines_names.append(names)
+    units = {name: registered(name) for names in pipelines_names for name in names}
+    pipelines = [[units[name] for name in names] for names in pipelines_names]
+    return list(units.values()), pipelines
