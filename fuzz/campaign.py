@@ -16,8 +16,11 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as wait_for
 
@@ -103,6 +106,7 @@ class CampaignResult:
     # run (a fresh process checks the program without dying): the run cannot vouch for itself
     hung_workers: int = 0  # workers killed because a pass defeated its deadline
     interrupted: bool = False  # stopped by Ctrl-C: the summary covers what was checked
+    stopped_by: str = "Ctrl-C"  # what interrupted it: Ctrl-C (SIGINT) or SIGTERM
     memory_limit_hits: int = 0  # crash findings that were the memory limit
     shapes: dict = field(default_factory=dict)  # (pass, oracle, reproducer shape) -> index
     more_like: list = field(default_factory=list)  # per finding: later ones of that shape
@@ -235,6 +239,37 @@ def hang_finding(config: CampaignConfig, index: int, stamp: int, case=None) -> F
     return Finding(names[-1], "timeout", message, names, print_function(fn), inputs[0])
 
 
+STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+
+
+@contextmanager
+def stopped_by_signals(result: CampaignResult):
+    """SIGINT and SIGTERM stop the campaign with its summary (`result.interrupted`), even in
+    a process started with SIGINT ignored (a CI runner's or pytest-xdist's child), where
+    Python never raises KeyboardInterrupt by itself. A process forked meanwhile that has
+    not set its own handlers (a worker ignores SIGINT) dies of SIGTERM as by default."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread; its caller handles Ctrl-C
+        return
+    owner = os.getpid()
+
+    def stop(number, frame):
+        if os.getpid() != owner:  # a forked child that kept the campaign's handler
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+            return
+        if not result.interrupted:
+            result.stopped_by = STOP_SIGNALS[number]
+        raise KeyboardInterrupt
+
+    previous = {number: signal.signal(number, stop) for number in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def run_campaign(
     config: CampaignConfig,
     store: FindingStore | None,
@@ -242,7 +277,18 @@ def run_campaign(
 ) -> CampaignResult:
     """Run the workers and gather what they send. Each worker has its own pipe, written
     synchronously: a pass that kills its process can never leave half a message behind, and
-    the pipe's end of file tells the campaign the worker is gone."""
+    the pipe's end of file tells the campaign the worker is gone. SIGINT and SIGTERM end the
+    run with the summary of what was checked (`stopped_by_signals`)."""
+    result = CampaignResult(Stats(), 0.0)
+    with stopped_by_signals(result):
+        try:
+            return _run_campaign(config, store, on_progress, result)
+        except KeyboardInterrupt:  # before the workers' loop: nothing was checked yet
+            result.interrupted = True
+            return result
+
+
+def _run_campaign(config: CampaignConfig, store, on_progress, result: CampaignResult):
     started = time.monotonic()
     stop_at = started + config.seconds if config.seconds is not None else None
     context = multiprocessing.get_context("fork")
@@ -278,7 +324,7 @@ def run_campaign(
     for job in range(config.jobs):
         start(job)
     finished: set[int] = set()
-    result = CampaignResult(Stats(), 0.0, corpus=corpus)
+    result.corpus = corpus
     if config.db is not None and store is not None:
         from fuzz.findings import restore_unwritten
 

@@ -22,7 +22,8 @@ def _print_summary(result, units, seed: int) -> None:
         f"{stats.skipped_out_of_fuel} out of fuel"
     )
     if result.interrupted:
-        print("interrupted (Ctrl-C): the counts cover the programs checked before it")
+        print(f"interrupted ({result.stopped_by}): the counts cover the programs checked "
+              "before it")
     if result.worker_deaths:
         print(f"workers taken down by a pass: {result.worker_deaths} (each reported, each replaced)")
     if result.hung_workers:
