@@ -1,6 +1,7 @@
 """Bad usage and unreadable input exit 2 with one line, everywhere: a typo in CI must not
 look like a reproduced bug (exit 1) or a clean run (exit 0)."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,125 @@ def test_an_endless_file_is_refused_not_read_into_memory():
     result = agxfuzz("verify", "/dev/zero")
     assert result.returncode == 2, result.stdout + result.stderr
     assert "/dev/zero: larger than 64 MB" in result.stderr
+
+
+# --- issue 19: every row of docs/guarantees.md, one line each, prefixed --------------------
+
+SAXPY = str(ROOT / "examples" / "saxpy.agx")
+LOOP = str(GOLDEN / "pass_dce_phi_cycle.agx")
+
+
+def _records(tmp_path) -> dict[str, str]:
+    files = {"list": "[]", "object": '{"x": 1}'}
+    paths = {}
+    for name, text in files.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(text)
+        paths[name] = str(path)
+    return paths
+
+
+@pytest.mark.parametrize("args, status, message", [
+    # No green without checking: an empty pass list is bad usage.
+    (("run", "--examples", "1", "--passes", ""), 2, "agxfuzz: --passes '' names no pass"),
+    (("run", "--examples", "1", "--passes", ","), 2, "agxfuzz: --passes ',' names no pass"),
+    (("run", "--examples", "1", "--passes", " "), 2, "agxfuzz: --passes ' ' names no pass"),
+    (("check", SAXPY, "--passes", ""), 2, "agxfuzz: --passes '' names no pass"),
+    (("reduce", SAXPY, "--passes", ","), 2, "agxfuzz: --passes ',' names no pass"),
+    (("opt", SAXPY, "-p", ""), 2, "agxfuzz: -p '' names no pass"),
+    # The campaign's database and findings directory.
+    (("run", "--examples", "1", "--passes", "dce", "--db", "bogus://x"), 2,
+     "agxfuzz: bogus://x: not a database"),
+    (("run", "--examples", "1", "--passes", "dce", "--db", "redis://127.0.0.1:1/0"), 2,
+     "agxfuzz: redis://127.0.0.1:1/0: cannot reach Redis"),
+    (("run", "--examples", "1", "--passes", "dce", "--out", "/dev/null/x"), 2,
+     "agxfuzz: /dev/null/x: Not a directory"),
+    # A record that is not one.
+    (("repro", "LIST"), 2, "not a finding record"),
+    (("repro", "OBJECT"), 2, "not a finding record"),
+    (("repro", SAXPY), 2, "saxpy.agx: not a finding record"),
+    # Limits: --pass-memory's floor, threads and input sets.
+    (("run", "--examples", "1", "--pass-memory", "10"), 2,
+     "agxfuzz: --pass-memory 10: below the floor of 32 MB"),
+    (("check", SAXPY, "--pass-memory", "31"), 2, "agxfuzz: --pass-memory 31: below the floor"),
+    (("reduce", SAXPY, "--pass-memory", "1"), 2, "agxfuzz: --pass-memory 1: below the floor"),
+    (("interp", SAXPY, "--threads", "100000000"), 2,
+     "agxfuzz: --threads: 100000000 threads per input set is over the limit of 65536"),
+    (("interp", SAXPY, "--input", "threads=100000000"), 2, "is over the limit of 65536"),
+    (("check", SAXPY, "--sets", "5000"), 2, "agxfuzz: --sets: 5000 input sets is over"),
+    (("tv", SAXPY, SAXPY, "--threads", "70000"), 2, "agxfuzz: --threads: 70000 threads"),
+    # Issue 19 item 6: prefixed errors.
+    (("interp", SAXPY, "--inputs", "/nonexistent.json"), 2,
+     "agxfuzz: /nonexistent.json: cannot read: No such file or directory"),
+    (("report", "/nonexistent"), 2, "agxfuzz: /nonexistent: no such directory"),
+    (("opt", SAXPY, "-p", "nosuch"), 2, "agxfuzz: unknown pass 'nosuch'; known passes: dce"),
+    (("interp", SAXPY, "--threads", "0"), 2,
+     "agxfuzz interp: argument --threads: must be at least 1: 0"),
+    (("nosuch",), 2, "agxfuzz: argument COMMAND: invalid choice: 'nosuch'"),
+    # reduce's 1: its own failure, a file that does not fail (nothing written).
+    (("reduce", SAXPY, "--seed", "1", "-o", "OUT"), 1,
+     "pipelines `check` runs at the ssa level: nothing to reduce"),
+])
+def test_every_error_is_its_documented_status_in_one_prefixed_line(
+        tmp_path, monkeypatch, capsys, args, status, message):
+    from fuzz.cli import main
+
+    records = _records(tmp_path)
+    out = tmp_path / "saxpy.reduced.agx"
+    args = [records["list"] if a == "LIST" else records["object"] if a == "OBJECT" else
+            str(out) if a == "OUT" else a for a in args]
+    monkeypatch.chdir(tmp_path)  # a run's default ./findings lands here
+    if args[0] == "nosuch" or "--threads" in args and "0" in args:  # argparse exits itself
+        with pytest.raises(SystemExit) as exited:
+            main(args)
+        assert exited.value.code == status
+    else:
+        assert main(args) == status
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("agxfuzz")
+    assert not out.exists()
+
+
+def test_opt_lists_every_pass_a_list_may_hold_when_one_is_unknown(capsys):
+    from agxir.machine.pipeline import MACHINE_PASSES
+    from agxir.passes import PASSES
+    from fuzz.cli import main
+
+    assert main(["opt", SAXPY, "-p", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    for name in [*PASSES, *MACHINE_PASSES]:
+        assert f" {name}," in err or err.rstrip().endswith(name), name
+
+
+def test_tv_on_a_loop_cannot_decide_exit_3():
+    """A function with a loop is a question tv cannot answer, like a z3 timeout: exit 3
+    ("unknown"), not bad usage and never "counterexample"."""
+    result = agxfuzz("tv", LOOP, LOOP)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert result.stdout.startswith("unknown: tv decides loop-free functions only; BEFORE has")
+
+
+def test_a_record_names_its_pass_file_absolutely_so_repro_works_from_elsewhere(tmp_path):
+    """Issue 19: `--pass wrong.py:f` relative to where `check` ran; `repro` elsewhere."""
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    (work / "wrong.py").write_text("def breaks(fn):\n    raise ValueError('boom')\n")
+    (work / "prog.agx").write_text(Path(SAXPY).read_text())
+    found = subprocess.run(
+        [sys.executable, "-m", "fuzz", "check", "prog.agx", "--pass", "wrong.py:breaks",
+         "--seed", "1", "--out", "findings"],
+        cwd=work, capture_output=True, text=True, timeout=120)
+    assert found.returncode == 1, found.stdout + found.stderr
+    [record] = (work / "findings").glob("*.json")
+    import json
+
+    data = json.loads(record.read_text())
+    assert data["flags"] == ["--pass", f"{work / 'wrong.py'}:breaks"]
+    again = subprocess.run([sys.executable, "-m", "fuzz", "repro", str(record)], cwd=elsewhere,
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "still fails" in again.stdout
