@@ -186,6 +186,8 @@ def run_campaign_command(args) -> int:
     if coverage_every < 0:
         raise UsageError(f"agxfuzz: --coverage-every {coverage_every}: expected 0 or more")
     guidance = getattr(args, "guidance", "on")
+    if mesa is not None:  # corpus mutants are not drawn from the translatable profile
+        guidance = "off"
     if getattr(args, "html", None):  # refuse now, not after the campaign, when dot is missing
         from fuzz.commands.report import require_dot
 

@@ -71,8 +71,9 @@ TABLE: tuple[Mapping, ...] = (
             "mask 1 (one component)"),
     Mapping("device_store", "device_store", "format, shift, mask 1"),
     Mapping("get_sr", "get_sr", "thread_id is sr 80, thread_position_in_grid.x"),
-    Mapping("export", "unit_test", "Mesa's own test idiom for a use with no other effect "
-            "(can_eliminate false); the slot rides in imm, which unit_test does not read"),
+    Mapping("export", "local_store", "local_store value, #slot, #0: an output store Mesa keeps "
+            "in program order (schedule class store) and never inlines a constant into; mask 1 "
+            "(3 for 64 bits: RA reads popcount(mask) x 32 bits of the value)"),
     Mapping("phi", "phi", "sources in the order of the block's predecessors"),
     Mapping("stop", "stop", "same"),
     # --- SSA terminators: the exec level replaces them -----------------------------------------

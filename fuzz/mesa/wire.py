@@ -142,7 +142,11 @@ class _Encoder:
         elif name == "get_sr":
             imm = SR_THREAD_ID
         elif name == "export":
-            imm = a["slot"]
+            # local_store value, #slot, #0: a store Mesa keeps in order (schedule class
+            # store) and never inlines a constant into; RA reads popcount(mask) * 32 bits
+            srcs = [srcs[0], ir.Operand(ir.Immediate(a["slot"])), ir.Operand(ir.Immediate(0))]
+            mask = 3 if srcs[0].size == 64 else 1
+            fmt = FORMATS["i16"] if srcs[0].size == 16 else FORMATS["i32"]
         elif name == "push_exec":
             srcs = [ir.Operand(ir.Immediate(0)), ir.Operand(ir.Immediate(0))]
             cond = FLOAT_CONDS["eq"]
@@ -272,8 +276,10 @@ class _Decoder:
             if imm != SR_THREAD_ID:
                 raise WireError(f"get_sr sr {imm}")
             attrs["sr"] = "thread_id"
-        elif op == "unit_test":
-            name, attrs["slot"] = "export", imm
+        elif op == "local_store":
+            if not (srcs[1].is_immediate and srcs[2].is_immediate and srcs[2].ref.bits == 0):
+                raise WireError("local_store that is not an export (slot and index immediates)")
+            name, attrs["slot"], srcs = "export", srcs[1].ref.bits, srcs[:1]
         elif op in COND_ROWS:
             conds = FLOAT_CONDS if op in FLOAT_COND_OPS else INT_CONDS
             attrs["cond"] = {v: k for k, v in conds.items()}[cond]
