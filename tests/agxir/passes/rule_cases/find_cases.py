@@ -242,6 +242,21 @@ def slug(rule: str, kind: str) -> str:
     return f"{kind}.{re.sub(r'[^A-Za-z0-9]+', '.', rule).strip('.')}"
 
 
+def canonical(text: str) -> str:
+    """The function with its uniforms, blocks and values renamed in order: u0.., b0.., %0.."""
+    from agxir.ir import Value
+
+    fn = parse_function(text)
+    for index, uniform in enumerate(fn.uniforms):
+        uniform.name = f"u{index}"
+    for index, block in enumerate(fn.blocks):
+        block.name = f"b{index}"
+    values = [d for ins in fn.instructions() for d in ins.defs() if isinstance(d, Value)]
+    for index, value in enumerate(values):
+        value.name = str(index)
+    return print_function(fn)
+
+
 def renamed(text: str, name: str) -> str:
     return re.sub(r"^func @[\w.]+", f"func @{name}", text, count=1, flags=re.M)
 
@@ -289,7 +304,7 @@ def main(argv=None) -> int:
                     continue
                 print(f"{pass_name}/{rule}: never fired in {args.programs} programs; made "
                       "from another rule's case")
-            reduced = reduce_case(pass_name, rule, text, args.reduce_seconds)
+            reduced = canonical(reduce_case(pass_name, rule, text, args.reduce_seconds))
             hits = sorted(hits_of(pass_name, parse_function(reduced))[0])
             cases = [c for c in cases if c.rule != rule]
             also = [h for h in hits if h != rule]
