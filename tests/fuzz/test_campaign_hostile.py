@@ -196,3 +196,25 @@ def test_a_pass_that_leaves_something_unprintable_is_its_crash_not_the_harness()
     [finding] = harness.check(fn, [[_unit("_leaves_garbage", _leaves_garbage)]])
     assert finding.oracle == "crash"
     assert finding.message.startswith("the pass left an unprintable function: AttributeError")
+
+
+def _sigkills_on_iadd(fn):
+    if any(ins.name == "iadd" for ins in fn.instructions()):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return False
+
+
+def test_a_pass_that_takes_its_worker_down_is_reduced_in_supervised_children():
+    """Issue 19: such findings were written unreduced. Each candidate runs in a child of the
+    reducing child; interesting when it dies the same way. The budget only caps the reducer,
+    which reaches its fixed point long before it."""
+    from agxir.text import parse_function
+
+    config = CampaignConfig(seed=5, pipelines=[[_unit("_sigkills_on_iadd", _sigkills_on_iadd)]],
+                            examples=3, jobs=1, reduce_seconds=600)
+    result = run_campaign(config, None)
+    [(finding, _)] = result.findings
+    assert finding.message == "the pass took its process down (killed by SIGKILL)"
+    reduced = parse_function(finding.program)
+    assert [ins.name for ins in reduced.instructions()] == ["iadd", "stop"]
+    assert finding.input_set is not None and finding.input_set.threads == 1
