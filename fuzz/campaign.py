@@ -155,7 +155,8 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
             if guide.on:  # before checking: what the parent rebuilds if this process dies
                 messages.send(("case", job, case))
             harness = Harness(inputs, **config.harness_options())
-            findings = _check(harness, fn, pipelines, guide, index)
+            findings = _check(harness, fn, alternatives(pipelines, config.seed, index), guide,
+                              index)
             if guide.on:
                 if case.parent is None:
                     harness.stats.fresh_programs += 1
@@ -174,6 +175,25 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
     except BaseException as error:  # a harness bug: report it with what replays it
         messages.send(("error", job, f"program {index}: {type(error).__name__}: {error}"))
     messages.send(("done", job, None))
+
+
+def alternatives(pipelines, seed: int, index: int) -> list:
+    """The pipelines program `index` runs: every one, except that of the pipelines in
+    `agxir.machine.pipeline.ALTERNATIVES` (Mesa's route at each tight register bound) it
+    runs one, drawn with their weights from (seed, index), so `--seed` replays the choice
+    and a finding's pipeline names the bound. With fewer than two of them, all run."""
+    import random
+
+    from agxir.machine.pipeline import ALTERNATIVES
+
+    weights = dict(ALTERNATIVES)
+    names = [tuple(unit.name for unit in pipeline) for pipeline in pipelines]
+    group = [i for i, name in enumerate(names) if name in weights]
+    if len(group) < 2:
+        return list(pipelines)
+    rng = random.Random(f"agxfuzz-bound:{seed}:{index}")
+    chosen = rng.choices(group, [weights[names[i]] for i in group])[0]
+    return [p for i, p in enumerate(pipelines) if i == chosen or i not in group]
 
 
 def _check(harness: Harness, fn, pipelines, guide, index: int) -> list[Finding]:

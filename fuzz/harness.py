@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from agxir.ir import Function, clone_function
+from agxir.machine.paths import counting_paths
 from agxir.rewrite import counting_rule_hits
 from agxir.rewrite.matcher import recording_near_misses
 from agxir.text import print_function
@@ -83,6 +84,10 @@ class Stats:
     plain_seconds: float = 0.0
     coverage_programs: int = 0
     coverage_seconds: float = 0.0
+    # Programs some pipeline brought to the machine level (registers allocated), and how
+    # many of them took each path the machine passes count (agxir.machine.paths).
+    machine_programs: int = 0
+    pressure_paths: Counter = field(default_factory=Counter)
 
     def merge(self, other: Stats) -> None:
         self.programs += other.programs
@@ -100,6 +105,8 @@ class Stats:
         self.plain_seconds += other.plain_seconds
         self.coverage_programs += other.coverage_programs
         self.coverage_seconds += other.coverage_seconds
+        self.machine_programs += other.machine_programs
+        self.pressure_paths.update(other.pressure_paths)
 
 
 class PassTimedOut(Exception):
@@ -171,6 +178,8 @@ class Harness:
         self._liveness: dict[str, str | None] = {}
         self._verdicts: dict[tuple, tuple[str, str, InputSet | None] | None] = {}
         self._declined = False
+        self._paths: set[str] = set()
+        self._machine = False
 
     # --- memoized oracles ---------------------------------------------------------------------
     def outcomes(self, fn: Function, text: str) -> list[Outcome]:
@@ -210,6 +219,15 @@ class Harness:
         self._verdicts[key] = found
         return found
 
+    def _reached(self, name: str, work: Function, paths: Counter) -> None:
+        """The machine paths a pass run took (features `path:<pass>/<path>`), counted for
+        the program if some pipeline brings it to the machine level."""
+        self._machine = self._machine or work.level == "machine"
+        for path, count in paths.items():
+            if count:
+                self._paths.add(path)
+                self.features.add(f"path:{name}/{path}")
+
     def liveness_difference(self, fn: Function, text: str) -> str | None:
         if not self.check_liveness:
             return None
@@ -228,6 +246,8 @@ class Harness:
         self._liveness.clear()
         self._verdicts.clear()
         self._declined = False
+        self._paths: set[str] = set()  # the machine paths (agxir.machine.paths) reached
+        self._machine = False  # whether some pass brought the program to the machine level
         self.features = features = set()
         text = print_function(fn)
         self.stats.programs += 1
@@ -251,6 +271,9 @@ class Harness:
             finding = self.check_pipeline(fn, text, pipeline)
             if finding:
                 findings.append(finding)
+        if self._machine:
+            self.stats.machine_programs += 1
+            self.stats.pressure_paths.update(self._paths)
         return findings
 
     def check_pipeline(self, fn: Function, text: str, pipeline: Sequence[PassUnderTest]):
@@ -267,7 +290,8 @@ class Harness:
             work = clone_function(current)
             try:
                 with deadline(self.pass_timeout), counting_rule_hits() as hits, \
-                        recording_near_misses() as misses, pass_memory_limit():
+                        recording_near_misses() as misses, counting_paths() as paths, \
+                        pass_memory_limit():
                     changed = step.run(work)
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
@@ -300,6 +324,7 @@ class Harness:
                 return found("crash", f"the pass left an unprintable function: "
                              f"{type(error).__name__}: {error}")
             self.stats.pass_runs[step.name] += 1
+            self._reached(step.name, work, paths)
             for rule_name, where in misses:
                 features.add(feature.near(step.name, rule_name, where))
             if not changed:

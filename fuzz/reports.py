@@ -26,6 +26,7 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
         "rule_hits": {f"{pass_name}/{rule}": count
                       for (pass_name, rule), count in sorted(stats.rule_hits.items())},
         "pass_never_changed": [name for name in units if not stats.pass_changes.get(name)],
+        "pressure_paths": pressure_paths_report(stats),
         "guidance": guidance_report(result),
         "duplicate_findings": result.duplicates,
         # What a reader must know before trusting the counts: none of these is a green run.
@@ -47,6 +48,19 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
             }
             for number, (finding, files) in enumerate(result.findings)
         ],
+    }
+
+
+def pressure_paths_report(stats) -> dict:
+    """Programs that reached the machine level, and how many of them took each path the
+    machine passes count (agxir.machine.paths; every path listed, 0 included)."""
+    from agxir.machine.paths import PATHS
+
+    return {
+        "machine_programs": stats.machine_programs,
+        "reached": {path: stats.pressure_paths.get(path, 0) for path in PATHS},
+        "other": {path: count for path, count in sorted(stats.pressure_paths.items())
+                  if path not in PATHS},
     }
 
 

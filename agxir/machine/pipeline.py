@@ -23,6 +23,7 @@ MACHINE_PASSES: dict[str, Pass] = {
     for p in (
         lower_cf.PASS, regalloc.PASS, lower_phis.PASS, lower_copies.PASS,
         out_of_ssa.PASS, vreg_alloc.PASS, fuse_exec_cmp.PASS, reuse_conversion.PASS,
+        regalloc.DEMAND_PASS, regalloc.OCCUPANCY_PASS,
     )
 }
 
@@ -38,8 +39,20 @@ EXEC_CMP_PIPELINE: tuple[str, ...] = (*MACHINE_PIPELINE, "fuse-exec-cmp")
 REUSE_PIPELINE: tuple[str, ...] = (
     "lower-cf", "out-of-ssa", "reuse-conversion", "vreg-ra", "lower-copies",
 )
+# Mesa's route at tight register bounds, where the allocator evicts and fixes up entry
+# maps: the demand rounded up to a quad (Mesa's AGX_MESA_DEBUG=demand), and the top of
+# the demand's occupancy step (Mesa's own sizing).
+DEMAND_PIPELINE: tuple[str, ...] = ("lower-cf", "ra-demand", "lower-phis", "lower-copies")
+OCCUPANCY_PIPELINE: tuple[str, ...] = ("lower-cf", "ra-occupancy", "lower-phis", "lower-copies")
 # Every machine-level pipeline a default campaign runs; `machine_prefix` finds a pass in
 # the first that holds it.
 MACHINE_PIPELINES: tuple[tuple[str, ...], ...] = (
     MACHINE_PIPELINE, VREG_PIPELINE, EXEC_CMP_PIPELINE, REUSE_PIPELINE,
+    DEMAND_PIPELINE, OCCUPANCY_PIPELINE,
+)
+# Pipelines a campaign runs one of per program, with weights: which one is drawn from the
+# program's seed (`fuzz.campaign`), so each program is allocated at one tight bound and
+# the cost is one pipeline's. A campaign holding only one of them runs it on every program.
+ALTERNATIVES: tuple[tuple[tuple[str, ...], int], ...] = (
+    (DEMAND_PIPELINE, 4), (OCCUPANCY_PIPELINE, 1),
 )

@@ -49,6 +49,7 @@ def _print_summary(result, units, seed: int) -> None:
     if still and stats.programs:  # a pass that silently stopped optimizing is a regression too
         print(f"  never changed a program: {', '.join(still)}")
     _print_rule_hits(stats, units)
+    _print_pressure_paths(stats)
     _print_guidance(result)
     if result.restored:
         print(f"written at start: {len(result.restored)} findings the database recorded but a "
@@ -94,6 +95,23 @@ def _print_rule_hits(stats, units) -> None:
         print(f"  {name:<24}   {lines[0]}")
         for line in lines[1:]:
             print(f"  {'':<24}   {line}")
+
+
+def _print_pressure_paths(stats) -> None:
+    """How many of the programs that reached the machine level took each path the machine
+    passes count (agxir.machine.paths): what the passes do under register pressure."""
+    import textwrap
+
+    from agxir.machine.paths import PATHS
+
+    total = stats.machine_programs
+    if not total:
+        return
+    reached = ", ".join(f"{label} {stats.pressure_paths.get(path, 0)} "
+                        f"({100 * stats.pressure_paths.get(path, 0) / total:.1f}%)"
+                        for path, label in PATHS.items())
+    text = f"pressure paths reached (of {total} machine-level programs): {reached}"
+    print("\n  ".join(textwrap.wrap(text, 92, break_on_hyphens=False)))
 
 
 def _print_guidance(result) -> None:

@@ -9,7 +9,8 @@ shapes, dominators on integer graphs), `operations` (operands and per-opcode emi
 `addresses` (arrays, arrays of structs and the NIR-style address shapes; `address_heavy`),
 `address_shapes` (finding those shapes in a function), `optimizer_shapes` (what Mesa's
 optimizer rewrites), `exec_cmp_shapes`, `conversion_shapes` and `schedule_shapes` (what
-fuse-exec-cmp, reuse-conversion and pressure-schedule act on), `program` (generate_program),
+fuse-exec-cmp, reuse-conversion and pressure-schedule act on), `pressure_shapes` (what puts
+the register allocator and copy lowering under pressure), `program` (generate_program),
 `inputs` (generate_inputs).
 
 `GENERATOR_VERSION` names the meaning of a choice stream: bump it whenever a builder
@@ -28,8 +29,10 @@ from fuzz.generate.program import generate_program
 # 2: the `address` group, address-heavy generation; 3: cmpsel near misses; 4: the optimizer
 # shapes (fuzz.generate.optimizer_shapes); 5: movs of immediates read through .neg, the
 # shapes of the register-level passes (exec_cmp_shapes, conversion_shapes, schedule_shapes);
-# 6: ballots and uadd_sat (optimizer_shapes.e_ballot, e_uadd_sat)
-GENERATOR_VERSION = 6
+# 6: ballots and uadd_sat (optimizer_shapes.e_ballot, e_uadd_sat); 7: the `pressure` group
+# (pressure_shapes: rotating loop phis, join phis of immediates, values held across loops,
+# fragmented narrow values, CFGs of loops and ifs without an else)
+GENERATOR_VERSION = 7
 
 __all__ = [
     "ADDRESS_SHAPES",

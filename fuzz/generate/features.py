@@ -13,7 +13,8 @@ generator builds terminates either way.
 `address_heavy` is not a swarm group either: it asks for programs whose memory accesses
 mostly go through the address shapes of `fuzz.generate.addresses` (arrays and arrays of
 structs with computed addresses, as NIR hands them to Mesa's AGX address lowering). It
-forces the groups those shapes need on (`address`, `address_math`, `loads`, `stores`).
+forces the groups those shapes need on (`address`, `address_math`, `loads`, `stores`) and
+`pressure` off.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Features:
     mov_chains: bool = True  # mov (bitop x, #0 tt=0xa) chains, narrow-to-wide, of uniforms
     uniform_operands: bool = True  # compare and select operands drawn from uniforms
     address: bool = True  # array / array-of-struct accesses through NIR-style address math
+    pressure: bool = True  # register pressure and copy shapes (fuzz.generate.pressure_shapes)
     # on request only, not part of the swarm
     irreducible: bool = False
     address_heavy: bool = False
@@ -85,8 +87,10 @@ class Features:
         return flags.with_address_heavy() if address_heavy else flags
 
     def with_address_heavy(self) -> Features:
-        """These flags with `address_heavy` set and the groups it needs on."""
-        return replace(self, address_heavy=True, **dict.fromkeys(ADDRESS_GROUPS, True))
+        """These flags with `address_heavy` set and the groups it needs on; `pressure` off
+        (its shapes would take the share of the program the address shapes are for)."""
+        return replace(self, address_heavy=True, pressure=False,
+                       **dict.fromkeys(ADDRESS_GROUPS, True))
 
     def disabled(self) -> tuple[str, ...]:
         return tuple(name for name in self.groups() if not getattr(self, name))

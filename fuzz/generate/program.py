@@ -20,6 +20,12 @@ its own (no other export writes it), so which lanes went where stays observable.
 block exports and stores a few of the values computed last, so that what the program
 computes is observable.
 
+With the `pressure` group on, `pressure_shapes` adds what stresses the machine passes:
+now and then a CFG of loops and ifs without an else (critical edges), groups of loop phis
+whose back-edge sources rotate the group (cycles and swaps of registers; immediates and
+uniforms entering them), phis of immediates at joins, and values held live across a loop
+(read at its exit), which a tight register bound makes the allocator evict.
+
 The builder is an `addresses.AddressEmitter`: with the `address` group on, some picks are
 array accesses through computed addresses (most of them with `address_heavy`, which also
 declares arrays sized for their indices); loop counters that start at #0 or `u & 3` serve
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 from agxir.ir import Block, Function, Instruction, Operand, Uniform
 from agxir.opcodes import OPCODES
+from fuzz.generate import pressure_shapes as pressure
 from fuzz.generate.addresses import AddressEmitter, program_table
 from fuzz.generate.cfg_shapes import BRANCH, GUARD, JUMP, LATCH, STOP, TEST, Loop, dominators
 from fuzz.generate.cfg_shapes import generate_cfg as _generate_cfg
@@ -44,10 +51,11 @@ INPUT_BUFFER_SIZES = (1024, 4096, 256)
 FRAME_BYTES = 24  # choice bytes per random instruction from a byte source (see frame())
 HEAVY_FRAME_BYTES = 40  # the same for address-heavy programs (array accesses decide more)
 UNIFORM_BYTES = 20
+PRESSURE_SHARE = 0.5  # of the random picks a program keeps when pressure_shapes add theirs
 R = OPCODES
 _PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
-# Kinds of pre-created phis.
-_DATA, _CARRIED, _COUNTER, _GUARD_COUNTER = range(4)
+# Kinds of pre-created phis (the last two: pressure_shapes' rotating groups and join phis).
+_DATA, _CARRIED, _COUNTER, _GUARD_COUNTER, _ROTATED, _ENTRY = range(6)
 # Rows that can compute a loop-carried value from the phi (the phi as the first source).
 _CARRY_ROWS = {
     16: ("iadd", "bitop", "imul", "fadd", "fmul", "imad", "ffma", "asr"),
@@ -120,7 +128,8 @@ class _Program(AddressEmitter):
         below, f = self.below, self.f
         uniforms = self.declare_uniforms()
         max_blocks = max(1, min(40, self.size // 4))
-        shape = self.shape = _generate_cfg(
+        cfg = pressure.pressure_cfg if f.pressure and below(2) else _generate_cfg
+        shape = self.shape = cfg(
             self.source.frame(8 * max_blocks + 8), f, max_blocks=max_blocks,
             max_loop_depth=2 if self.size <= 120 else 1,
         )  # fmt: skip
@@ -156,6 +165,11 @@ class _Program(AddressEmitter):
         self.marked_slots: set[int] = set()
         self.marker_ins: set[int] = set()
         self.exec_headers: dict[int, Instruction] = {}  # loop header -> its phi for the shape
+        # pressure_shapes: id(phi) -> the phi whose value it takes on the back edge, and,
+        # per loop header, its rotating groups; per loop exit, the values held across it.
+        self.rotates: dict[int, Instruction] = {}
+        self.rotations: dict[int, list[list[Instruction]]] = {}
+        self.held: dict[int, list[Operand]] = {}
         self.create_phis()
         # Each block keeps adding instructions while a "continue" choice says so (0 stops),
         # so deleting one instruction's choices removes just that instruction: good for
@@ -163,6 +177,8 @@ class _Program(AddressEmitter):
         # instructions, and terminators, phis and loop counters make up the rest.
         # Address-heavy picks emit more instructions (about 3 on average).
         mean = self.size / ((3 if f.address_heavy else 2) * n)
+        if f.pressure:  # pressure_shapes' values take a share of the size
+            mean *= PRESSURE_SHARE
         self.p_continue = mean / (mean + 1)
         self.max_per_block = 2 * self.size
         self.walk(children)
@@ -205,11 +221,25 @@ class _Program(AddressEmitter):
             region = shape.region_of[b]
             if region is not None and region.back_edges and b != region.blocks[0]:
                 self.phis[b].append((self.new_phi(32, incoming), _GUARD_COUNTER))
+            if f.pressure:
+                self.pressure_phis(b, incoming, header)
             if f.phis:
                 kind = _CARRIED if header else _DATA
                 for _ in range(below(3) + (header and below(2))):
                     size = self.any_size()
                     self.phis[b].append((self.new_phi(size, incoming), kind))
+
+    def pressure_phis(self, b: int, incoming: list[Block], header: bool) -> None:
+        """pressure_shapes' phis: rotating groups at a loop header, else a join phi."""
+        if header:
+            groups = self.rotations[b] = pressure.header_phis(self, incoming)
+            for group in groups:
+                self.rotates.update(pressure.rotation(group))
+                self.phis[b] += [(phi, _ROTATED) for phi in group]
+        else:
+            phi = pressure.join_phi(self, incoming)
+            if phi is not None:
+                self.phis[b].append((phi, _ENTRY))
 
     def exec_header(self, state: _LoopState) -> bool:
         """A top-level do-while whose header starts an if: where exec_cmp_shapes' loop phi
@@ -266,6 +296,9 @@ class _Program(AddressEmitter):
                 self.note_counter(self.loop_at[b], op)
         if counted and b not in self.c_in:
             self.c_in[b] = IMM0 if b == region.blocks[0] else self.c_out[self.preds[b][0]]
+        held = self.held.pop(b, None)
+        if held:
+            pressure.release(self, held)
         phi = self.exec_headers.get(b)
         if phi is not None:
             loop_phi(self, b, phi)
@@ -290,9 +323,13 @@ class _Program(AddressEmitter):
                 self.source, self.below = source, source.below
         state = self.pre_of.get(b)
         if state is not None:
+            if self.f.pressure:
+                self.held.setdefault(state.loop.exit, []).extend(pressure.hold(self))
             self.loop_setup(state)
         state = self.loop_at.get(b)
         if state is not None and state.loop.latch == b:
+            if self.f.pressure:
+                pressure.fragment(self)
             self.loop_step(state, b)
         role = self.shape.roles[b]
         if role == STOP:
@@ -315,6 +352,11 @@ class _Program(AddressEmitter):
                     phi.srcs[k] = state.start if b == state.loop.pre else state.next
                 elif kind == _GUARD_COUNTER:
                     phi.srcs[k] = self.c_out[b]
+                elif kind == _ROTATED and self.loop_at[s].loop.latch == b:
+                    partner = self.phi_next.get(id(phi))
+                    phi.srcs[k] = partner or Operand(self.rotates[id(phi)].dest)
+                elif kind in (_ROTATED, _ENTRY):
+                    phi.srcs[k] = pressure.entry_source(self, phi.dest.size)
                 else:
                     carried = self.phi_next.get(id(phi)) if kind == _CARRIED else None
                     phi.srcs[k] = carried or self.phi_source(phi.dest.size)
@@ -361,6 +403,10 @@ class _Program(AddressEmitter):
         one = immediate(1)
         srcs = [counter, one] if self.below(3) else [one, counter]
         state.next = self.emit(R["iadd"], state.size, srcs, {"shift": 0})
+        for group in self.rotations.get(state.loop.header, ()):
+            broken = pressure.broken_rotation(self, group)
+            if broken is not None:
+                self.phi_next[id(group[broken[0]])] = broken[1]
         for phi, kind in self.phis[state.loop.header]:
             inverse = self.exec_phis.get(id(phi))
             if inverse is not None:  # exec_cmp_shapes._phi: the preheader's compare, inverted

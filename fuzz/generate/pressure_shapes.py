@@ -1,0 +1,223 @@
+"""The shapes that put the machine passes under pressure: what makes the register allocator
+evict and fix up entry maps, and what makes copy lowering break cycles and swap.
+
+With the `pressure` group on, the program builder (`program._Program`) asks this module for:
+
+* `pressure_cfg`: now and then a CFG drawn mostly from loops and ifs without an else (a
+  branch straight to its join is a critical edge: several in one function), never from
+  unstructured regions (which control-flow lowering often declines);
+* `header_phis`: at a loop header, one or two groups of 2-4 phis of one size each (16,
+  32 or 64 bits, so a function mixes them) whose back-edge sources rotate the group (the
+  first takes the second's value, ..., the last the first's): after allocation the latch's
+  phi copy is a cycle of registers, a swap for two. Entering the loop they take
+  immediates, uniforms or earlier values (`entry_source`), so immediates and uniforms are
+  moved into phis. Now and then `loop_step` breaks one rotation with a computed value (a
+  chain hanging off the cycle, which must be copied before the cycle is broken);
+* `join_phi`: at a join, a phi of immediates and uniforms;
+* `fragment`: in a latch, narrow values of which every other one dies, then a wide
+  value: the holes the dead ones leave are too narrow for it, so at a tight bound the
+  allocator must evict (move live values) to find it an aligned register;
+* `hold` / `release`: in a preheader, values of mixed sizes that stay live across the
+  loop and are read only at its exit (folded and exported, so a value an eviction
+  clobbered shows in the outputs). Under a tight register bound (`ra-demand`) the loop's
+  own values then displace them, which is what makes the allocator evict inside the loop
+  and fix up the header's entry map on the back edge.
+"""
+
+from __future__ import annotations
+
+from agxir.ir import Instruction, Operand
+from agxir.opcodes import OPCODES
+from fuzz.generate.cfg_shapes import (
+    _IF,
+    _IFELSE,
+    _LOOP,
+    _MIN_BLOCKS,
+    _SEQ,
+    _SINGLE,
+    STOP,
+    CFGShape,
+    _ShapeBuilder,
+)
+from fuzz.generate.choices import ChoiceSource, Weighted
+from fuzz.generate.features import Features
+from fuzz.generate.operations import immediate
+
+R = OPCODES
+_PHI = R["phi"]
+# Region kinds of a pressure CFG: ifs without an else (critical edges) and loops first.
+_WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 4}
+# A held value's op per size: one that mixes its sources, so a clobbered one shows.
+_FOLD = {16: "iadd", 32: "iadd", 64: "iadd"}
+
+
+class _PressureShapes(_ShapeBuilder):
+    """`cfg_shapes`' builder with the region kinds of `_WEIGHTS` (no unstructured ones)."""
+
+    def table(self, budget: int, may_loop: bool) -> Weighted:
+        key = (min(budget, 9), may_loop)
+        table = self._tables.get(key)
+        if table is None:
+            pairs = []
+            for kind in self.kinds:
+                fits = kind in _WEIGHTS and _MIN_BLOCKS[kind] <= budget
+                if kind == _LOOP and not may_loop:
+                    fits = False
+                pairs.append((kind, _WEIGHTS.get(kind, 0) if fits else 0))
+            table = self._tables[key] = Weighted(pairs)
+        return table
+
+
+def pressure_cfg(source: ChoiceSource, features: Features, *, max_blocks: int,
+                 max_loop_depth: int) -> CFGShape:
+    """A CFG shape of loops and ifs without an else (see the module docstring)."""
+    builder = _PressureShapes(source, features, max(1, max_blocks), max_loop_depth)
+    _, exit_block = builder.region(builder.max_blocks, 0)
+    builder.shape.roles[exit_block] = STOP
+    return builder.shape
+
+
+def header_phis(em, incoming: list) -> list[list[Instruction]]:
+    """At a loop header, half the time: one group of 2-4 phis of one size, a quarter of the
+    time a second group of another size. Each phi's back-edge source is the next one's
+    value (`rotation`); the caller fills the sources when the predecessors are done."""
+    below = em.below
+    if not below(2):
+        return []
+    groups: list[list[Instruction]] = []
+    sizes = list(em.sizes)
+    for _ in range(1 + (below(4) == 0)):
+        if not sizes:
+            break
+        # The widest first half the time: wide phis placed beside the narrow values held
+        # across the loop are what makes the allocator evict at the header's entry.
+        size = sizes.pop(-1 if below(2) else below(len(sizes)))
+        group = [_new_phi(em, size, incoming) for _ in range(2 + below(3))]
+        groups.append(group)
+    return groups
+
+
+def _new_phi(em, size: int, incoming: list) -> Instruction:
+    value, _ = em.new_value(size)
+    return Instruction(_PHI, value, [immediate(0)] * len(incoming), {}, list(incoming), False)
+
+
+def rotation(group: list[Instruction]) -> dict[int, Instruction]:
+    """id(phi) -> the phi whose value it takes on the back edge: the next one, cyclically."""
+    return {id(phi): group[(i + 1) % len(group)] for i, phi in enumerate(group)}
+
+
+def entry_source(em, size: int) -> Operand:
+    """A phi source entering a loop or a join: an immediate (zero-extended: a 16-bit
+    pattern, now and then one with its top bit set), a uniform of the size, or a value."""
+    below = em.below
+    r = below(6)
+    scalars = em.scalars[size]
+    if r < 2 or (r < 4 and not scalars and not em.pools[size]):
+        return immediate(below(16) if r == 0 else 0x8000 | below(1 << 15))
+    if r < 4 and scalars:
+        return scalars[below(len(scalars))]
+    pool = em.pools[size]
+    return em.recent(pool) if pool else immediate(below(16))
+
+
+def join_phi(em, incoming: list) -> Instruction | None:
+    """At a join, a third of the time: a phi whose sources are immediates and uniforms."""
+    if em.below(3):
+        return None
+    return _new_phi(em, em.sizes[em.below(len(em.sizes))], incoming)
+
+
+def broken_rotation(em, group: list[Instruction]) -> tuple[int, Operand] | None:
+    """At the latch, a quarter of the time: one phi of the group takes its partner's value
+    changed (`iadd next, #k`) instead of the value itself; (its index, the value)."""
+    below = em.below
+    if below(4):
+        return None
+    i = below(len(group))
+    partner = group[(i + 1) % len(group)].dest
+    value = em.emit(R["iadd"], partner.size, [Operand(partner), immediate(1 + below(200))],
+                    {"shift": 0})
+    return i, value
+
+
+def hold(em) -> list[Operand]:
+    """In a preheader, three times in four: narrow values of which every other one dies
+    at once (folded into one, its register left a hole), and now and then a wide one, all
+    taken out of the value pools so nothing in the loop reads them; `release` reads them
+    at the loop's exit. The holes between the held narrow values are what a wide value in
+    the loop (`fragment`) cannot use: evicting a held value moves it inside the loop, and
+    the back edge must move it back (an entry fix-up)."""
+    below = em.below
+    if not below(8):
+        return []
+    narrow, wide = _sizes(em)
+    held = _interleaved(em, narrow, 4 + below(7))
+    for _ in range(below(3)):
+        held.append(_wide(em, wide))
+    return held
+
+
+def _sizes(em) -> tuple[int, int]:
+    """(narrow, wide) among the program's sizes: 16 and 64 when it has both."""
+    sizes = em.sizes
+    if 16 in sizes:
+        return 16, (64 if 64 in sizes else 32)
+    return (32, 64) if 64 in sizes else (32, 32)
+
+
+def _interleaved(em, narrow: int, count: int) -> list[Operand]:
+    """`count` narrow values, every other one folded away at once; the live ones (and the
+    fold), out of the value pools."""
+    below = em.below
+    kept: list[Operand] = []
+    dying: list[Operand] = []
+    for i in range(count):
+        op = em.emit(R["mov_imm"], narrow, [], {"value": (0x5A5A + 37 * i + below(8)) & 0xFFFF})
+        em.pools[narrow].remove(op)
+        (dying if i % 2 else kept).append(op)
+    while len(dying) > 1:  # two holes become one value: net, one hole per fold
+        a, b = dying.pop(), dying.pop()
+        dying.append(em.emit(R["iadd"], narrow, [a, b], {"shift": 0}))
+        em.pools[narrow].remove(dying[-1])
+    return kept + dying
+
+
+def _wide(em, wide: int) -> Operand:
+    """A fresh wide value, out of the value pools."""
+    below = em.below
+    if em.pools[wide] and below(2):
+        x = em.recent(em.pools[wide])
+        op = em.emit(R["iadd"], wide, [x, immediate(1 + below(255))], {"shift": 0})
+    else:
+        op = em.emit(R["mov_imm"], wide, [], {"value": (1 << (wide - 2)) | below(1 << 12)})
+    em.pools[wide].remove(op)
+    return op
+
+
+def release(em, held: list[Operand]) -> None:
+    """At a loop's exit: the held values folded per size into one value each, exported to
+    a slot (when exports are on) and offered to the rest of the program."""
+    by_size: dict[int, Operand] = {}
+    for op in held:
+        size = op.ref.size
+        if size in by_size:
+            by_size[size] = em.emit(R[_FOLD[size]], size, [by_size[size], op], {"shift": 0})
+        else:
+            by_size[size] = op
+            em.pools[size].append(op)
+    for op in by_size.values():
+        if em.f.exports:
+            em.emit(R["export"], 0, [op], {"slot": em.below(8)})
+
+
+def fragment(em) -> None:
+    """Half the time, in a latch: a few narrow values with holes between them, then 1-3
+    wide ones, folded and exported at once (see the module docstring)."""
+    below = em.below
+    if not below(4) or len(em.sizes) < 2:
+        return
+    narrow, wide = _sizes(em)
+    values = _interleaved(em, narrow, 2 * below(4))
+    values += [_wide(em, wide) for _ in range(1 + below(3))]
+    release(em, values)
