@@ -20,7 +20,8 @@ copy's modules are the ones imported). Per mutant:
     --no-reduce` runs it (guidance on, coverage sampled 1 in 20), restricted to the default
     campaign's pipelines that contain a pass whose module imports the mutated one (a static
     import graph; registries not followed). A module the checking code itself imports (the
-    harness, oracles, generator) gets every pipeline. A finding = killed; it is replayed on
+    harness, oracles, generator) gets every pipeline, unless that code runs only in the
+    machine pipelines (`CONDITIONAL`: then those pipelines are added). A finding = killed; it is replayed on
     the unmutated copy (`agxfuzz repro`) and a finding that fails there too is not a kill.
     Killed on the first program by a crash, or by an import error, is counted as trivial.
 (b) for survivors of (a): the module's own tests (tests/<module's dir>/test_<module>*.py)
@@ -58,6 +59,13 @@ NOT_PASSES = {"__init__.py", "pipeline.py", "opcodes.py", "text.py", "verifier.p
               "stats.py", "pressure.py", "paths.py"}
 REGISTRIES = {"agxir.passes", "agxir.machine.pipeline"}  # import every pass: not followed
 CHECKER_ROOTS = ("fuzz.cli", "fuzz.commands.run", "fuzz.commands.units", "fuzz.campaign")
+# Checking code that imports pass modules but runs only in pipelines holding a given pass:
+# the harness asks lower_cf whether a program it declined is unstructurable (lower-cf raises
+# that), and the demand oracle (steps that allocate from exec: ra, vreg-ra) reads
+# agxir.machine.pressure, which imports regalloc. Both run only in the machine pipelines,
+# which all start with lower-cf.
+CONDITIONAL = {"agxir.machine.lower_cf": "lower-cf",
+               "oracles.machine.pressure_oracle": "lower-cf"}
 TRIVIAL_ORACLES = {"crash"}
 
 
@@ -100,11 +108,11 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     return graph
 
 
-def closure(graph: dict[str, set[str]], roots) -> set[str]:
+def closure(graph: dict[str, set[str]], roots, blocked=()) -> set[str]:
     seen, todo = set(), list(roots)
     while todo:
         name = todo.pop()
-        if name in seen:
+        if name in seen or name in blocked:
             continue
         seen.add(name)
         if name not in REGISTRIES:
@@ -139,11 +147,13 @@ def child_plan() -> int:
 
 def affected_passes(path: str, graph, passes: dict[str, str]) -> list[str] | None:
     """The passes whose code imports the module (None: the checking code imports it too,
-    so every pipeline may see the change)."""
+    so every pipeline may see the change). Checking code in `CONDITIONAL` adds its pass."""
     name = module_name(path)
-    if name in closure(graph, CHECKER_ROOTS):
+    if name in closure(graph, CHECKER_ROOTS, blocked=set(CONDITIONAL)):
         return None
-    return sorted(p for p, module in passes.items() if name in closure(graph, [module]))
+    found = {p for p, module in passes.items() if name in closure(graph, [module])}
+    found |= {p for entry, p in CONDITIONAL.items() if name in closure(graph, [entry])}
+    return sorted(found)
 
 
 # -- one mutant ---------------------------------------------------------------------------------

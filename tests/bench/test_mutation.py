@@ -137,3 +137,21 @@ def test_a_module_only_the_passes_import_is_restricted_to_their_pipelines(tmp_pa
     assert affected_passes("agxir/passes/a.py", graph, passes) == ["pa"]
     # The checking code imports `shared` itself: every pipeline.
     assert affected_passes("agxir/passes/shared.py", graph, passes) is None
+
+
+def test_checking_code_that_runs_only_in_the_machine_pipelines_adds_them(tmp_path):
+    from bench.mutation import affected_passes, import_graph
+
+    for package in ("agxir/passes", "agxir/machine", "fuzz"):
+        (tmp_path / package).mkdir(parents=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "agxir/__init__.py").write_text("")
+    (tmp_path / "agxir/machine/structure.py").write_text("Z = 1\n")
+    (tmp_path / "agxir/machine/lower_cf.py").write_text(
+        "from agxir.machine.structure import Z\n")
+    # The harness asks lower_cf about programs it declined: only where lower-cf runs.
+    (tmp_path / "fuzz/campaign.py").write_text(
+        "def declined():\n    from agxir.machine.lower_cf import Z\n")
+    graph = import_graph(tmp_path)
+    passes = {"lower-cf": "agxir.machine.lower_cf", "other": "agxir.passes.other"}
+    assert affected_passes("agxir/machine/structure.py", graph, passes) == ["lower-cf"]
