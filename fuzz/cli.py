@@ -372,6 +372,10 @@ def main(argv: list[str] | None = None) -> int:
         # The reader (`| head`) went away: stop quietly, as other Unix tools do.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream
         return 141
+    except OSError as error:  # a file the user named that cannot be written or read
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"agxfuzz: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

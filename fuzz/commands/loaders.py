@@ -188,3 +188,25 @@ def buffer_contents(spec: str, size: int) -> bytes:
             raise ValueError(f"{len(data)} bytes given, the buffer holds {size}")
         return data.ljust(size, b"\0")
     raise ValueError(f"expected zero, iota8, iota16, iota32 or hex:BYTES, found {spec!r}")
+
+
+def writable_output(path: str | None, flag: str) -> None:
+    """Refuse (exit 2) an output file whose directory cannot be made or written, before a
+    command spends its time; None (not asked for) passes."""
+    import os
+    from pathlib import Path
+
+    if not path:
+        return
+    parent = Path(path).parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UsageError(f"agxfuzz: {flag} {path}: cannot write: {parent} is not a "
+                         "directory") from None
+    except OSError as error:
+        raise UsageError(f"agxfuzz: {flag} {path}: cannot write: "
+                         f"{error.strerror or error}") from None
+    if Path(path).is_dir() or not os.access(parent, os.W_OK):
+        why = "a directory" if Path(path).is_dir() else f"{parent} is not writable"
+        raise UsageError(f"agxfuzz: {flag} {path}: cannot write: {why}")

@@ -7,6 +7,7 @@ import sys
 
 from fuzz.commands.errors import UsageError
 from fuzz.commands.isolation import pass_memory
+from fuzz.commands.loaders import writable_output
 from fuzz.commands.units import replay_flags, units_under_test
 
 
@@ -210,6 +211,8 @@ def run_campaign_command(args) -> int:
         from fuzz.commands.report import require_dot
 
         require_dot("agxfuzz run --html")
+    for flag in ("json_report", "junit", "sarif", "html"):  # refuse now, not after the run
+        writable_output(getattr(args, flag, None), "--" + flag.replace("_", "-"))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
     if args.examples is None and args.time is None:
         args.time = 60.0

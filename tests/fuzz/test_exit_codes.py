@@ -139,6 +139,10 @@ def _records(tmp_path) -> dict[str, str]:
      "agxfuzz: redis://127.0.0.1:1/0: cannot reach Redis"),
     (("run", "--examples", "1", "--passes", "dce", "--out", "/dev/null/x"), 2,
      "agxfuzz: /dev/null/x: Not a directory"),
+    (("run", "--examples", "1", "--passes", "dce", "--json-report", "/dev/null/x.json"), 2,
+     "agxfuzz: --json-report /dev/null/x.json: cannot write: /dev/null is not a directory"),
+    (("run", "--examples", "1", "--passes", "dce", "--sarif", "/"), 2,
+     "agxfuzz: --sarif /: cannot write: a directory"),
     # A record that is not one.
     (("repro", "LIST"), 2, "not a finding record"),
     (("repro", "OBJECT"), 2, "not a finding record"),
