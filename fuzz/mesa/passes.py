@@ -162,6 +162,7 @@ def mesa_unit(name: str) -> PassUnderTest:
         error.message = f"unknown Mesa pass {name!r}; Mesa passes: {', '.join(mesa_names())}"
         error.args = (error.message,)
         raise error
+    client()  # build (or find) the bridge now, not inside the pass's deadline
     return mesa_pass(name)
 
 

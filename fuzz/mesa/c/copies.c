@@ -64,7 +64,7 @@ __wrap_agx_emit_parallel_copies(agx_builder *b, struct agx_copy *copies,
  * agx_ra with its copies kept. agx_ra also lowers the phis (a parallel copy at
  * the end of each predecessor moving the source into the phi's register) and
  * unlinks them; their structs survive in the context, with the registers RA
- * gave them. They are linked back with every source the phi's own register,
+ * gave them. They are linked back with every register source the phi's own,
  * which is what Mesa's copies make true on each edge: the model's spelling of
  * a phi resolved by edge copies, which the RA checker reads.
  */
@@ -94,8 +94,12 @@ bridge_ra_keeping_copies(agx_context *ctx)
       agx_instr *phi = phis[k];
       agx_block *block = homes[k];
       assert(phi->dest[0].type == AGX_INDEX_REGISTER && "RA gave the phi a register");
-      agx_foreach_src(phi, s)
-         phi->src[s] = phi->dest[0];
+      /* A source RA gave a register now reads the phi's own; a uniform stays as
+       * it was (Mesa's copy moved it too, so both readings agree) */
+      agx_foreach_src(phi, s) {
+         if (phi->src[s].type == AGX_INDEX_REGISTER)
+            phi->src[s] = phi->dest[0];
+      }
       /* Back where agx_foreach_phi_in_block finds it: first, or after an else */
       agx_instr *first = agx_first_instr(block);
       agx_cursor cursor = agx_before_block(block);
