@@ -67,6 +67,7 @@ CHECKER_ROOTS = ("fuzz.cli", "fuzz.commands.run", "fuzz.commands.units", "fuzz.c
 CONDITIONAL = {"agxir.machine.lower_cf": "lower-cf",
                "oracles.machine.pressure_oracle": "lower-cf"}
 TRIVIAL_ORACLES = {"crash"}
+HALF = 480  # programs: 30 s of the default campaign at the recorded 16 programs/s
 
 
 def default_modules(root: Path) -> list[str]:
@@ -355,7 +356,9 @@ def summarize(records: list[dict], modules: list[str], plans: dict) -> list[dict
         count = {v: sum(r["verdict"] == v for r in mine) for v in
                  ("trivial", "killed-campaign", "killed-tests", "survived-campaign",
                   "campaign-timeout")}
-        rows.append({"module": module, "mutants": len(mine), **count,
+        half = sum(r["verdict"] == "killed-campaign"
+                   and (r["campaign"].get("programs") or 0) <= HALF for r in mine)
+        rows.append({"module": module, "mutants": len(mine), **count, "killed_by_half": half,
                      "pipelines": plans[module]["pipelines"],
                      "survivors": [r["text"] for r in mine
                                    if r["verdict"] == "survived-campaign"],
@@ -364,31 +367,31 @@ def summarize(records: list[dict], modules: list[str], plans: dict) -> list[dict
     return rows
 
 
-def print_table(rows: list[dict], args, commit: str) -> None:
-    print(f"mutation score at {commit}: {args.mutants_per_module} mutants per module (seed "
-          f"{args.seed}), campaign `run --examples {args.programs} --seed {args.campaign_seed} "
-          f"--jobs 1 --fail-fast --no-reduce`, restricted to the pipelines that can run the "
-          "mutated code (a restriction that cannot change a verdict: the other pipelines run "
-          "the unmutated code)")
+def print_table(rows: list[dict], settings: dict) -> None:
+    print(f"mutation score at {settings['commit']}: campaign `run --examples "
+          f"{settings['programs']} --seed {settings['campaign_seed']} --jobs 1 --fail-fast "
+          "--no-reduce`, restricted to the pipelines that can run the mutated code (the others "
+          "run unmutated code); 'by 480' = killed within the first 480 programs (30 s)")
     print(f"{'module':<36} {'pipes':>5} {'mut':>4} {'triv':>4} {'camp':>4} {'+tst':>4} "
-          f"{'surv':>4}  campaign alone / with tests (of non-trivial)")
-    totals = [0, 0, 0, 0, 0]
+          f"{'surv':>4}  campaign alone / with tests (of non-trivial); by 480")
+    totals = [0, 0, 0, 0, 0, 0]
     for row in rows:
         live = row["mutants"] - row["trivial"]
         campaign, tests = row["killed-campaign"], row["killed-tests"]
         survivors = row["survived-campaign"] + row["campaign-timeout"]
-        share = (f"{100 * campaign / live:5.1f}% / {100 * (campaign + tests) / live:5.1f}%"
-                 if live else "    - /     -")
+        share = (f"{100 * campaign / live:5.1f}% / {100 * (campaign + tests) / live:5.1f}%; "
+                 f"{100 * row['killed_by_half'] / live:5.1f}%" if live else "    - /     -")
         pipes = "all" if row["pipelines"] is None else str(row["pipelines"])
         print(f"{row['module']:<36} {pipes:>5} {row['mutants']:>4} {row['trivial']:>4} "
               f"{campaign:>4} {campaign + tests:>4} {survivors:>4}  {share}")
-        for i, value in enumerate((row["mutants"], row["trivial"], campaign, tests, survivors)):
+        for i, value in enumerate((row["mutants"], row["trivial"], campaign, tests, survivors,
+                                   row["killed_by_half"])):
             totals[i] += value
     live = totals[0] - totals[1]
     if live:
         print(f"{'all':<36} {'':>5} {totals[0]:>4} {totals[1]:>4} {totals[2]:>4} "
               f"{totals[2] + totals[3]:>4} {totals[4]:>4}  {100 * totals[2] / live:5.1f}% / "
-              f"{100 * (totals[2] + totals[3]) / live:5.1f}%")
+              f"{100 * (totals[2] + totals[3]) / live:5.1f}%; {100 * totals[5] / live:5.1f}%")
     print("survivors of the campaign (* = the module's tests or goldens kill it):")
     for row in rows:
         for text in row["killed_by_tests"]:
@@ -414,6 +417,8 @@ def main() -> int:
     parser.add_argument("--resume", action="store_true",
                         help="skip mutants --json already holds for this commit and settings")
     parser.add_argument("--work", default="/tmp/mutbench/run")
+    parser.add_argument("--summarize", metavar="JSON,...",
+                        help="print the table of earlier runs' --json files and exit")
     parser.add_argument("--working-tree", action="store_true",
                         help="copy the working tree with its uncommitted changes (default: HEAD)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -426,6 +431,8 @@ def main() -> int:
         return child(args)
     if args.child_plan:
         return child_plan()
+    if args.summarize:
+        return print_saved(args.summarize.split(","))
 
     work = Path(args.work)
     base = work / "base"
@@ -495,7 +502,18 @@ def main() -> int:
         list(pool.map(one, order))
     records.sort(key=lambda r: (modules.index(r["module"]), r["line"], r["key"]))
     save()
-    print_table(summarize(records, modules, plans), args, commit)
+    print_table(summarize(records, modules, plans), settings)
+    return 0
+
+
+def print_saved(paths: list[str]) -> int:
+    """The table again from --json files (one per run: each prints with its own settings)."""
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        modules = list(data["plans"])
+        records = sorted(data["mutants"], key=lambda r: (modules.index(r["module"]), r["line"]))
+        print_table(summarize(records, modules, data["plans"]), data["settings"])
+        print()
     return 0
 
 
