@@ -25,7 +25,8 @@ BACKSTOP = 5.0  # extra seconds before the client decides the bridge itself is s
 
 # The bridge's pass names; `mesa:NAME` is the pass under test.
 PASSES = ("optimizer", "cse", "dce", "dce-instructions", "lower-uniform-sources", "schedule",
-          "ra", "ra-direct", "lower-copies", "lower-pseudo", "liveness", "validate")
+          "ra", "ra-direct", "lower-copies", "lower-pseudo", "liveness", "validate",
+          "spin")  # spin: never ends (test support)
 # agx_compile.c's post-isel order, for the passes the bridge builds (agx_lower_64bit_postra,
 # agx_insert_waits, agx_opt_empty_else, agx_opt_break_if and agx_opt_jmp_none are not built).
 # `ra-direct` is agx_ra as Mesa builds it (its copies lowered inside); `ra` keeps them as
@@ -50,7 +51,7 @@ class Result:
         for line in self.lines:
             if "Assertion" in line or "after" in line or "unreachable" in line.lower():
                 return line.strip()
-        return self.lines[0].strip() if self.lines else self.detail
+        return self.lines[0].strip() if self.lines else (self.detail or self.status)
 
 
 class BridgeClient:

@@ -81,9 +81,10 @@ def client() -> BridgeClient:
     if _CLIENT is None or _CLIENT.owner_pid != os.getpid():
         from fuzz.mesa.build import build_bridge
 
-        bridge = build_bridge()
+        # AGXFUZZ_MESA_BRIDGE: a bridge binary already built (the tests' session build)
+        binary = os.environ.get("AGXFUZZ_MESA_BRIDGE") or build_bridge().path
         timeout = float(os.environ.get("AGXFUZZ_MESA_TIMEOUT", "8"))
-        _CLIENT = BridgeClient(bridge.path, timeout=timeout)
+        _CLIENT = BridgeClient(binary, timeout=timeout)
     return _CLIENT
 
 

@@ -75,6 +75,10 @@ bridge_run_pass(agx_context *ctx, const char *name, bool *liveness)
    else if (!strcmp(name, "liveness")) {
       agx_compute_liveness(ctx);
       *liveness = true;
+   } else if (!strcmp(name, "spin")) {
+      /* A pass that never ends: how the tests show a hang costs one request */
+      for (;;)
+         pause();
    } else if (!strcmp(name, "validate"))
       agx_validate(ctx, "agxfuzz");
    else

@@ -1,0 +1,64 @@
+"""The bridge process: a Mesa assert or a hang ends one request, never the bridge; a bad
+request is refused, not a crash."""
+
+from __future__ import annotations
+
+
+def _ins(op, nd, ns, *operands, imm=0, mask=0, fmt=0):
+    fields = [op, nd, ns, 0, 0, 0, 0, 0, mask, fmt, imm, -1]
+    return "i " + " ".join(map(str, fields + list(operands)))
+
+
+# A 16-bit immediate feeding a 32-bit phi: Mesa's IR never has it (its isel gives phis no
+# immediates) and agx_ra asserts the phi's source and destination sizes agree.
+MISMATCHED_PHI = [
+    "shader 2 3",
+    "block 0 1 -1 0",
+    _ins("mov_imm", 1, 0, "1.0.0.0", imm=5),
+    "block 1 -1 -1 1 0",
+    _ins("phi", 1, 1, "1.1.1.0", "1.0.0.0"),
+    _ins("local_store", 0, 3, "1.1.1.0", "2.0.0.0", "2.0.0.0", mask=1, fmt=2),
+    _ins("stop", 0, 0),
+]
+SMALL = [
+    "shader 1 1",
+    "block 0 -1 -1 0",
+    _ins("mov_imm", 1, 0, "1.0.1.0", imm=7),
+    _ins("local_store", 0, 3, "1.0.1.0", "2.0.0.0", "2.0.0.0", mask=1, fmt=2),
+    _ins("stop", 0, 0),
+]
+
+
+def test_an_assert_ends_one_request_with_its_text(client):
+    crashed = client.request(["ra"], MISMATCHED_PHI)
+    assert crashed.status == "crash"
+    assert crashed.detail == "signal 6"
+    assert "agx_register_allocate.c" in crashed.message
+    assert "Assertion `dest.size == src.size' failed" in crashed.message
+    after = client.request([], SMALL)
+    assert after.status == "ok"
+    assert client.restarts == 0  # the same bridge process answered
+
+
+def test_a_hang_ends_one_request_as_a_timeout(client):
+    hung = client.request(["spin"], SMALL, timeout=0.3)
+    assert hung.status == "timeout"
+    after = client.request(["optimizer"], SMALL)
+    assert after.status == "ok"
+    assert client.restarts == 0
+
+
+def test_a_dead_bridge_is_restarted_for_the_next_request(client):
+    assert client.request([], SMALL).status == "ok"
+    client.process.kill()
+    client.process.wait()
+    assert client.request([], SMALL).status == "ok"
+    assert client.restarts == 1
+
+
+def test_bad_requests_are_refused_not_crashes(client):
+    unknown = client.request(["no-such-pass"], SMALL)
+    assert (unknown.status, unknown.message) == ("error", "unknown pass no-such-pass")
+    malformed = client.request([], ["shader 1 1", "block 0 -1 -1 0", "i mov_imm 1"])
+    assert (malformed.status, malformed.message) == ("error", "malformed instruction line")
+    assert client.request([], SMALL).status == "ok"
