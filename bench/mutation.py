@@ -419,6 +419,8 @@ def main() -> int:
     parser.add_argument("--work", default="/tmp/mutbench/run")
     parser.add_argument("--summarize", metavar="JSON,...",
                         help="print the table of earlier runs' --json files and exit")
+    parser.add_argument("--judgements", metavar="JSON",
+                        help="with --summarize: {mutant: [equivalent|correct|gap, why]}")
     parser.add_argument("--working-tree", action="store_true",
                         help="copy the working tree with its uncommitted changes (default: HEAD)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -432,7 +434,7 @@ def main() -> int:
     if args.child_plan:
         return child_plan()
     if args.summarize:
-        return print_saved(args.summarize.split(","))
+        return print_saved(args.summarize.split(","), args.judgements)
 
     work = Path(args.work)
     base = work / "base"
@@ -506,15 +508,50 @@ def main() -> int:
     return 0
 
 
-def print_saved(paths: list[str]) -> int:
-    """The table again from --json files (one per run: each prints with its own settings)."""
+def print_saved(paths: list[str], judgements: str | None) -> int:
+    """The table again from --json files (one per run: each prints with its own settings);
+    with `judgements`, the campaign's share of the survivors' non-equivalent mutants."""
+    judged = json.loads(Path(judgements).read_text()) if judgements else {}
     for path in paths:
         data = json.loads(Path(path).read_text())
         modules = list(data["plans"])
         records = sorted(data["mutants"], key=lambda r: (modules.index(r["module"]), r["line"]))
-        print_table(summarize(records, modules, data["plans"]), data["settings"])
+        rows = summarize(records, modules, data["plans"])
+        print_table(rows, data["settings"])
+        if judged:
+            print_judged(rows, records, judged)
         print()
     return 0
+
+
+def print_judged(rows: list[dict], records: list[dict], judged: dict) -> None:
+    """Per module: the campaign alone against the non-equivalent mutants (a judgement per
+    survivor: `equivalent`, `correct` (still a correct pass: a missed or extra optimisation,
+    counted as non-equivalent) or `gap` (a bug the campaign misses))."""
+    print("judged survivors (equivalent: cannot change behaviour; correct: the pass stays "
+          "correct, a missed or extra optimisation; gap: a bug the campaign misses):")
+    print(f"{'module':<36} {'live':>4} {'equiv':>5} {'corr':>4} {'gap':>4} {'?':>3}  campaign "
+          "alone of non-equivalent (>= 80%: issue 19's target)")
+    totals = [0, 0, 0]
+    for row in rows:
+        mine = [r for r in records if r["module"] == row["module"]
+                and r["verdict"] in ("survived-campaign", "killed-tests", "campaign-timeout")]
+        kinds = [judged.get(r["text"], ["?"])[0] for r in mine]
+        live = row["mutants"] - row["trivial"]
+        equivalent = kinds.count("equivalent")
+        counted = live - equivalent
+        share = 100 * row["killed-campaign"] / counted if counted else None
+        flag = "" if share is None or share >= 80 else "  <- below"
+        print(f"{row['module']:<36} {live:>4} {equivalent:>5} {kinds.count('correct'):>4} "
+              f"{kinds.count('gap'):>4} {kinds.count('?'):>3}  "
+              + (f"{share:5.1f}%{flag}" if share is not None else "    -"))
+        totals = [totals[0] + row["killed-campaign"], totals[1] + counted,
+                  totals[2] + kinds.count("correct")]
+    if totals[1]:
+        print(f"{'all':<36} campaign alone kills {totals[0]} of {totals[1]} non-equivalent "
+              f"({100 * totals[0] / totals[1]:.1f}%); {totals[0]} of {totals[1] - totals[2]} "
+              f"leaving out the still-correct ones "
+              f"({100 * totals[0] / max(1, totals[1] - totals[2]):.1f}%)")
 
 
 if __name__ == "__main__":
