@@ -242,11 +242,31 @@ def slug(rule: str, kind: str) -> str:
     return f"{kind}.{re.sub(r'[^A-Za-z0-9]+', '.', rule).strip('.')}"
 
 
+def _join_unreachable(fn) -> None:
+    """A block that ends in `stop` followed by an unreachable block without phis (what the
+    reducer leaves of a branch): the two become one, the first's `stop` dropped."""
+    from agxir.cfg import CFG
+
+    joined = True
+    while joined:
+        joined = False
+        preds = CFG(fn).preds
+        for index, block in enumerate(fn.blocks[:-1]):
+            after = fn.blocks[index + 1]
+            if (block.instructions and block.instructions[-1].name == "stop"
+                    and not preds[after] and not any(ins.is_phi for ins in after.instructions)):
+                block.instructions[-1:] = after.instructions
+                fn.blocks.remove(after)
+                joined = True
+                break
+
+
 def canonical(text: str) -> str:
     """The function with its uniforms, blocks and values renamed in order: u0.., b0.., %0.."""
     from agxir.ir import Value
 
     fn = parse_function(text)
+    _join_unreachable(fn)
     for index, uniform in enumerate(fn.uniforms):
         uniform.name = f"u{index}"
     for index, block in enumerate(fn.blocks):
