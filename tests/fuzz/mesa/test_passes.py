@@ -1,0 +1,107 @@
+"""Mesa's passes under the harness: which oracles judge which step, what a Mesa crash
+looks like as a finding, and `check` over Mesa's pipelines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agxir.ir import clone_function
+from agxir.text import parse_function, print_function
+from fuzz.cli import main
+from fuzz.mesa.passes import MESA_PASSES, mesa_prefix
+from fuzz.passes_under_test import registered
+from fuzz.step_oracles import STEP_ORACLES, Step
+
+ROOT = Path(__file__).resolve().parents[3]
+SAXPY = ROOT / "examples" / "saxpy.agx"
+PREFIX_SUM = ROOT / "examples" / "prefix_sum.agx"
+# Reduced from a campaign over Mesa 23.3.6: agx_optimizer's backward pass fuses the fmul
+# into its one fmov-like use (fadd x, -0.0) though a loop phi reads the fmul's value too,
+# leaving the phi reading a value nothing defines; agx_validate then stops the compile.
+FMOV_PHI = """\
+func @fmov_phi() {
+b5:
+  %24:32 = get_sr sr=thread_id
+  jump -> b7
+b7:
+  %8:32 = phi [%24, b5], [%35, b7]
+  %35:32 = fmul #0.0, #0.0
+  %36:32 = fadd %35, #-0.0
+  if_icmp #0, #0 cond=ueq inv=0 -> b10, b7
+b10:
+  stop
+}
+"""
+
+
+def _steps(path: Path, names: list[str]) -> list[Step]:
+    source = parse_function(path.read_text(), str(path))
+    source_text = print_function(source)
+    current, steps = source, []
+    for name in names:
+        work = clone_function(current)
+        registered(name).run(work)
+        steps.append(Step(name, current, print_function(current), work, print_function(work),
+                          source, source_text))
+        current = work
+    return steps
+
+
+def _applying(step: Step) -> set[str]:
+    return {oracle.name for oracle in STEP_ORACLES if oracle.applies(_Harness(), step)}
+
+
+class _Harness:
+    check_liveness = True
+    tv_threads = 0
+    promotion_ms = 0
+
+
+def test_the_allocation_checkers_judge_mesa_ra_and_refinement_judges_everything():
+    lower, ra, copies, pseudo = _steps(PREFIX_SUM, mesa_prefix("mesa:lower-pseudo"))
+    assert {"verifier", "refinement"} <= _applying(lower)
+    assert {"ra-checker", "demand", "refinement", "verifier"} <= _applying(ra)
+    assert "parallel_copy" in ra.after_text  # Mesa's copies, kept for the checker
+    assert "parallel_copy" not in copies.after_text
+    assert {"refinement", "verifier"} <= _applying(copies)
+    assert {"refinement", "verifier"} <= _applying(pseudo)
+    assert ra.after.notes["demand"] > 0 and ra.after.notes["bound"] >= 8
+
+
+def test_the_whole_backend_is_judged_by_refinement_not_the_allocation_checkers():
+    (lower, backend) = _steps(SAXPY, ["lower-cf", "mesa:backend"])
+    applying = _applying(backend)
+    assert "refinement" in applying
+    assert not {"ra-checker", "demand"} & applying
+
+
+@pytest.mark.parametrize("name", sorted(MESA_PASSES))
+def test_check_runs_each_mesa_pipeline_clean_on_the_examples(name, capsys):
+    passes = ",".join(mesa_prefix(f"mesa:{name}"))
+    assert main(["check", str(PREFIX_SUM), "--passes", passes, "--seed", "1"]) == 0
+    assert "every oracle agrees" in capsys.readouterr().out
+
+
+def test_a_mesa_failure_is_a_crash_finding_with_its_text(tmp_path, capsys):
+    program = tmp_path / "fmov_phi.agx"
+    program.write_text(FMOV_PHI)
+    assert main(["check", str(program), "--passes", "lower-cf,mesa:optimizer",
+                 "--seed", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "mesa:optimizer: crash: MesaCrash: Mesa exit 1: Invalid vectors after optimizer" in out
+
+
+def test_a_program_mesa_cannot_take_is_declined_and_counted(capsys):
+    from fuzz.harness import Harness
+    from oracles.inputs import InputSet
+
+    fn = parse_function(
+        "func @f(u0:32) {\nb0:\n  %a:32 = imul u0, u0\n  export %a slot=0\n  stop\n}\n"
+    )
+    harness = Harness([InputSet(threads=1, scalars={"u0": 3})])
+    findings = harness.check(fn, [[registered("lower-cf"), registered("mesa:optimizer")]])
+    assert findings == []
+    assert harness.stats.not_translatable == 1
+    assert harness.stats.not_translatable_opcodes == {"imul": 1}
