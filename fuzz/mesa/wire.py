@@ -12,6 +12,7 @@ made itself is `%m<index>` / `b<index>`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from agxir import ir
 from agxir.machine.opcodes import opcodes_for_level
@@ -63,6 +64,7 @@ class _Encoder:
         self.value_index: dict[ir.Value, int] = {}
         self.block_index = {block: i for i, block in enumerate(fn.blocks)}
         self.uniform_half: dict[ir.Uniform, int] = {}
+        self.operands: dict[ir.Operand, str] = {}  # wire tokens, each operand spelled once
         half = 0
         for uniform in fn.uniforms:
             align = uniform.size // 16
@@ -73,6 +75,12 @@ class _Encoder:
             self.value_index.setdefault(value, len(self.value_index))
 
     def operand(self, src: ir.Operand) -> str:
+        found = self.operands.get(src)
+        if found is None:
+            found = self.operands[src] = self._operand(src)
+        return found
+
+    def _operand(self, src: ir.Operand) -> str:
         ref = src.ref
         if isinstance(ref, ir.Value):
             if ref not in self.value_index:
@@ -198,6 +206,13 @@ def encode(fn: ir.Function) -> tuple[list[str], Names]:
 # --- Mesa's answer back to a Function ----------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
+def _token(token: str) -> tuple[int, int, int, int]:
+    """TYPE.VALUE.SIZE.MODS as (type, value, bits, mods); operands repeat, parse once."""
+    kind, value, size, mods = (int(part) for part in token.split("."))
+    return kind, value, SIZE_BITS[size], mods
+
+
 class _Decoder:
     def __init__(self, names: Names, level: str) -> None:
         self.names = names
@@ -220,8 +235,7 @@ class _Decoder:
         return self.values[index]
 
     def ref(self, token: str, as_dest: bool = False):
-        kind, value, size, mods = (int(part) for part in token.split("."))
-        bits = SIZE_BITS[size]
+        kind, value, bits, mods = _token(token)
         if kind == NORMAL:
             ref = self.value(value, bits)
         elif kind == REGISTER:
