@@ -229,8 +229,15 @@ def near_miss(pass_name: str, rule: str, text: str):
         # "none" when the rule's root no longer matches or another rule took the site
         where = next((w for w in (f"src{position}", "precondition", "unchanged") if w in wheres),
                      min(wheres) if wheres else "none")
-        rank = (where == "none", bool(hits),
-                where != f"src{position}" and where != "precondition", len(description))
+        # a failed precondition first, then another value (an immediate, an attribute), a
+        # modifier, another opcode: the near misses that say most about the rule first
+        if where == "precondition":
+            kind = 0
+        elif re.fullmatch(r"\w+ became \w+", description):
+            kind = 3
+        else:
+            kind = 2 if " gains ." in description or " loses ." in description else 1
+        rank = (where == "none", bool(hits), kind, len(description))
         found.append((rank, description, where, print_function(mutant)))
     if not found:
         return None
@@ -281,13 +288,39 @@ def renamed(text: str, name: str) -> str:
     return re.sub(r"^func @[\w.]+", f"func @{name}", text, count=1, flags=re.M)
 
 
+def renew_near_misses(only: str | None) -> int:
+    """Every misses-case found again from its rule's stored fires-case."""
+    for path in sorted(HERE.glob("*.agx")):
+        existing = read_cases(path)
+        if only and existing.pass_name not in only.split(","):
+            continue
+        cases = []
+        for case in existing.cases:
+            if case.kind == "misses":
+                continue
+            cases.append(case)
+            miss = near_miss(existing.pass_name, case.rule, case.program)
+            if miss is None:
+                print(f"{existing.pass_name}/{case.rule}: no near miss found by a single change")
+                continue
+            description, where, text = miss
+            cases.append(RuleCase("misses", case.rule, renamed(text, slug(case.rule, "misses")),
+                                  where=where, why=description))
+        write_cases(path, CaseFile(existing.pass_name, cases))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--reduce-seconds", type=float, default=20.0)
     parser.add_argument("--only", help="a comma-separated list of passes")
+    parser.add_argument("--near-misses", action="store_true",
+                        help="find every near miss again from the stored fires-cases")
     args = parser.parse_args(argv)
+    if args.near_misses:
+        return renew_near_misses(args.only)
     tables = {p: rules for p, rules in RULE_TABLES.items()
               if not args.only or p in args.only.split(",")}
     missing = {}
