@@ -13,7 +13,7 @@ With the `pressure` group on, the program builder (`program._Program`) asks this
   immediates, uniforms or earlier values (`entry_source`), so immediates and uniforms are
   moved into phis. Now and then `loop_step` breaks one rotation with a computed value (a
   chain hanging off the cycle, which must be copied before the cycle is broken);
-* `join_phi`: at a join, a phi of immediates and uniforms;
+* `join_phi`: at a join, a phi of immediates and uniforms, exported at once (`observe`);
 * `fragment`: in a latch, narrow values of which every other one dies, then a wide
   value: the holes the dead ones leave are too narrow for it, so at a tight bound the
   allocator must evict (move live values) to find it an aligned register;
@@ -128,6 +128,13 @@ def join_phi(em, incoming: list) -> Instruction | None:
     return _new_phi(em, em.sizes[em.below(len(em.sizes))], incoming)
 
 
+def observe(em, op: Operand) -> None:
+    """A join phi's value exported at once (exports on), so an immediate or uniform moved
+    into it wrongly shows in the outputs, and the phi is never dead."""
+    if em.f.exports:
+        em.ins.append(Instruction(R["export"], None, [op], {"slot": em.below(8)}, [], False))
+
+
 def broken_rotation(em, group: list[Instruction]) -> tuple[int, Operand] | None:
     """At the latch, a quarter of the time: one phi of the group takes its partner's value
     changed (`iadd next, #k`) instead of the value itself; (its index, the value)."""
@@ -142,8 +149,8 @@ def broken_rotation(em, group: list[Instruction]) -> tuple[int, Operand] | None:
 
 
 def hold(em) -> list[Operand]:
-    """In a preheader, three times in four: narrow values of which every other one dies
-    at once (folded into one, its register left a hole), and now and then a wide one, all
+    """In a preheader, seven times in eight: narrow values of which every other one dies
+    at once (folded into one, its register left a hole), and one or two wide ones, all
     taken out of the value pools so nothing in the loop reads them; `release` reads them
     at the loop's exit. The holes between the held narrow values are what a wide value in
     the loop (`fragment`) cannot use: evicting a held value moves it inside the loop, and
@@ -153,7 +160,7 @@ def hold(em) -> list[Operand]:
         return []
     narrow, wide = _sizes(em)
     held = _interleaved(em, narrow, 4 + below(7))
-    for _ in range(below(3)):
+    for _ in range(1 + below(2)):
         held.append(_wide(em, wide))
     return held
 

@@ -296,6 +296,9 @@ class _Program(AddressEmitter):
                 self.note_counter(self.loop_at[b], op)
         if counted and b not in self.c_in:
             self.c_in[b] = IMM0 if b == region.blocks[0] else self.c_out[self.preds[b][0]]
+        for phi, kind in self.phis[b]:
+            if kind == _ENTRY:
+                pressure.observe(self, Operand(phi.dest))
         held = self.held.pop(b, None)
         if held:
             pressure.release(self, held)

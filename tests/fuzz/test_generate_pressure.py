@@ -73,8 +73,8 @@ def _share(flags) -> float:
 def test_the_tight_route_evicts_fixes_up_and_breaks_cycles_often_enough():
     paths = [_tight_paths(fn) for fn in CASES if structurable(fn) is None]
     assert len(paths) >= 100
-    # Measured when the shapes went in (112 structurable of the 120): evictions 14%,
-    # fix-ups 8%, a swap or a cycle 28%, immediates 69%, edge splits 66%.
+    # Measured when the shapes went in (112 structurable of the 120): evictions 12.5%,
+    # fix-ups 7%, a swap or a cycle 28%, immediates 69%, edge splits 66%.
     assert _share(["eviction" in p for p in paths]) >= 0.06
     assert _share(["entry-fixup" in p for p in paths]) >= 0.025
     assert _share(["swap" in p or "cycle" in p for p in paths]) >= 0.12
@@ -84,7 +84,7 @@ def test_the_tight_route_evicts_fixes_up_and_breaks_cycles_often_enough():
 
 def test_programs_hold_rotating_phi_groups_of_mixed_sizes():
     groups = [_rotating_groups(fn) for fn in CASES]
-    assert _share([n > 0 for n in groups]) >= 0.12  # measured: 23%
+    assert _share([n > 0 for n in groups]) >= 0.12  # measured: 26%
     sizes = {phi.dest.size for fn in CASES for block in fn.blocks for phi in block.phis()}
     assert sizes == {16, 32, 64}
 
@@ -95,7 +95,7 @@ def test_immediates_and_uniforms_go_into_phis():
                    for src in phi.srcs)
 
     assert _share([sources(fn, Immediate) for fn in CASES]) >= 0.4  # measured: 70%
-    assert _share([sources(fn, Uniform) for fn in CASES]) >= 0.15  # measured: 33%
+    assert _share([sources(fn, Uniform) for fn in CASES]) >= 0.15  # measured: 32%
 
 
 def test_several_critical_edges_in_one_function():
@@ -110,6 +110,6 @@ def test_the_pressure_group_off_makes_no_rotating_groups_and_programs_verify():
         assert verify(fn) == [], seed
         with_groups += _rotating_groups(fn) > 0
         without += _rotating_groups(generate_program(ChoiceSource.from_seed(seed), off)) > 0
-    assert with_groups >= 8 and without <= with_groups // 4  # measured: 14 and 1
+    assert with_groups >= 6 and without <= with_groups // 4  # measured: 10 and 1
     assert "pressure" in Features.groups()
     assert not Features.all_on(address_heavy=True).pressure
