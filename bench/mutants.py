@@ -210,11 +210,13 @@ def enumerate_mutants(source: str, path: str = "<source>") -> list[Mutant]:
     return mutants
 
 
-def sample(mutants: list[Mutant], k: int, seed: int) -> list[Mutant]:
+def sample(mutants: list[Mutant], k: int, seed: int, source_order: bool = True) -> list[Mutant]:
     """`k` of the mutants, chosen by a shuffle seeded with (seed, path): the same seed gives
-    the same mutants, and a larger `k` extends a smaller one's choice. In source order."""
+    the same mutants, and a larger `k` extends a smaller one's choice. In source order, or
+    in the shuffle's (then the first j of them are the sample of size j)."""
     if not mutants:
         return []
     order = list(range(len(mutants)))
     random.Random(f"{seed}:{mutants[0].path}").shuffle(order)
-    return [mutants[i] for i in sorted(order[:k])]
+    chosen = sorted(order[:k]) if source_order else order[:k]
+    return [mutants[i] for i in chosen]

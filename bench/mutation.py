@@ -458,7 +458,8 @@ def main() -> int:
                          "test_passes": own or (affected or [])}
         mutants = enumerate_mutants((base / module).read_text(), module)
         plans[module]["enumerated"] = len(mutants)
-        chosen.append(sample(mutants, args.mutants_per_module, args.seed))
+        # In the shuffle's order: a run stopped after j rounds has run the sample of size j.
+        chosen.append(sample(mutants, args.mutants_per_module, args.seed, source_order=False))
         print(f"{module}: {len(mutants)} mutants, {len(chosen[-1])} sampled; pipelines: "
               + ("all (the checking code imports it)" if affected is None else
                  f"{pipelines} of {len(everything)} (passes {', '.join(affected) or 'none'})"),

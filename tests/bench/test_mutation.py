@@ -155,3 +155,10 @@ def test_checking_code_that_runs_only_in_the_machine_pipelines_adds_them(tmp_pat
     graph = import_graph(tmp_path)
     passes = {"lower-cf": "agxir.machine.lower_cf", "other": "agxir.passes.other"}
     assert affected_passes("agxir/machine/structure.py", graph, passes) == ["lower-cf"]
+
+
+def test_the_shuffle_order_starts_with_each_smaller_sample():
+    mutants = enumerate_mutants(SOURCE, "m.py")
+    shuffled = sample(mutants, 8, seed=3, source_order=False)
+    for j in range(1, 9):
+        assert sorted(shuffled[:j], key=lambda m: m.number) == sample(mutants, j, seed=3)
