@@ -2,22 +2,26 @@
 run against one, and a rule that fired in the baseline but never fires now is a finding of
 its own kind, "missed-rule" (a missed optimization, which no other oracle notices).
 
-A baseline is JSON: the run's program count and, per rule-table pass under test, per rule,
-its hits and hits per 1,000 programs (rules that never fired are listed with 0, so a later
-run knows the rule existed and expects nothing of it):
+A baseline is JSON: the run's program count, how many times each rule-table pass under
+test ran (once per pipeline it is in, per program), and per pass, per rule, its hits and
+hits per 1,000 programs (rules that never fired are listed with 0, so a later run knows the
+rule existed and expects nothing of it):
 
     {"format": 1, "programs": 400, "seed": 1, "passes_under_test": [...],
+     "pass_runs": {"inline-imm": 400, ...},
      "rules": {"inline-imm": {"imm8-32": {"hits": 812, "per_1000": 2030.0}, ...}, ...}}
 
-The judgement is a Poisson one. A rule that fired h times in the baseline's n programs
-fires, in a run of m programs from the same distribution, about m * h / n times; if the run
-saw none, the chance of that under the baseline's rate is exp(-m * h / n). A rule is a
-missed rule when it fired in the baseline, is in a pass under test now, fired zero times now
-and `m * h / n >= MIN_EXPECTED_HITS` (5: the chance of zero hits by bad luck is below
-e^-5 = 0.7%, under 1%). With fewer expected hits the run cannot tell and says so; a rule
-that fires less often than before but not zero times is not judged (rates move with the
-generator). Compare runs that test the same passes: a pass's rate counts its hits in every
-pipeline it runs in.
+The judgement is a Poisson one. A rule that fired h times in the baseline's n runs of its
+pass fires, in m runs of the pass over programs from the same distribution, about m * h / n
+times; if it fired none, the chance of that under the baseline's rate is exp(-m * h / n).
+Counting runs of the pass, not programs, keeps the rate right when the two runs test
+different pass lists (a pass alone runs once per program, in the default run it runs again
+in the default pipeline); without run counts (or no run of the pass now) programs are
+counted instead. A rule is a missed rule when it fired in the baseline, its pass is under
+test now, it fired zero times now and `m * h / n >= MIN_EXPECTED_HITS` (5: the chance of
+zero hits by bad luck is below e^-5 = 0.7%, under 1%). With fewer expected hits the run
+cannot tell and says so; a rule that fires less often than before but not zero times is not
+judged (rates move with the generator).
 """
 
 from __future__ import annotations
@@ -53,8 +57,9 @@ def rule_rates(stats, units: Iterable[str], seed: int | None = None) -> dict:
             hits = stats.rule_hits.get((name, rule.name), 0)
             rate = round(1000 * hits / programs, 3) if programs else 0.0
             rules[name][rule.name] = {"hits": hits, "per_1000": rate}
+    runs = {name: stats.pass_runs.get(name, 0) for name in rules}
     return {"format": FORMAT, "programs": programs, "seed": seed,
-            "passes_under_test": units, "rules": rules}
+            "passes_under_test": units, "pass_runs": runs, "rules": rules}
 
 
 def write_rates(path: str, rates: dict) -> None:
@@ -77,6 +82,9 @@ def load_baseline(path: str) -> dict:
     programs, rules = data.get("programs"), data.get("rules")
     if not isinstance(programs, int) or programs < 0 or not isinstance(rules, dict):
         raise BaselineError(f"{path}: a baseline needs 'programs' (a count) and 'rules'")
+    runs = data.setdefault("pass_runs", {})
+    if not isinstance(runs, dict) or not all(isinstance(n, int) for n in runs.values()):
+        raise BaselineError(f"{path}: 'pass_runs' must map passes to counts")
     for pass_name, table in rules.items():
         if not isinstance(table, dict) or not all(
             isinstance(entry, dict) and isinstance(entry.get("hits"), int)
@@ -95,19 +103,29 @@ class MissedRule:
     baseline_programs: int
     programs: int
     in_table: bool = True
+    baseline_runs: int = 0  # runs of the pass; 0: unknown, programs are counted instead
+    runs: int = 0
+
+    @property
+    def by_runs(self) -> bool:
+        return self.baseline_runs > 0 and self.runs > 0
 
     @property
     def expected(self) -> float:
+        if self.by_runs:
+            return self.runs * self.baseline_hits / self.baseline_runs
         return self.programs * self.baseline_hits / self.baseline_programs
 
     @property
     def message(self) -> str:
         rate = 1000 * self.baseline_hits / self.baseline_programs
         gone = "" if self.in_table else " (the rule is no longer in the pass's table)"
-        return (f"rule {self.rule} never fired in {self.programs} programs{gone}; the "
-                f"baseline saw {self.baseline_hits} hits in {self.baseline_programs} programs "
-                f"({rate:.1f} per 1,000): {self.expected:.1f} expected, P(none by chance) = "
-                f"{math.exp(-self.expected):.1e}")
+        runs = (f" ({self.runs} runs of the pass)" if self.by_runs else "")
+        base_runs = (f", {self.baseline_runs} runs" if self.by_runs else "")
+        return (f"rule {self.rule} never fired in {self.programs} programs{runs}{gone}; the "
+                f"baseline saw {self.baseline_hits} hits in {self.baseline_programs} programs"
+                f"{base_runs} ({rate:.1f} per 1,000 programs): {self.expected:.1f} expected, "
+                f"P(none by chance) = {math.exp(-self.expected):.1e}")
 
 
 @dataclass(frozen=True)
@@ -132,7 +150,9 @@ def judge(baseline: dict, stats, units: Iterable[str]) -> Judgement:
             hits = entry["hits"]
             if hits <= 0 or stats.rule_hits.get((pass_name, rule), 0) > 0:
                 continue
-            found = MissedRule(pass_name, rule, hits, base_programs, programs, rule in names)
+            found = MissedRule(pass_name, rule, hits, base_programs, programs, rule in names,
+                               baseline["pass_runs"].get(pass_name, 0),
+                               stats.pass_runs.get(pass_name, 0))
             if found.expected >= MIN_EXPECTED_HITS:
                 missed.append(found)
             else:

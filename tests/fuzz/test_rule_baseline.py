@@ -43,9 +43,10 @@ def agxfuzz(*args: str, without_rule: bool = False) -> subprocess.CompletedProce
                           timeout=600)
 
 
-def stats_with(programs: int, hits: dict) -> Stats:
+def stats_with(programs: int, hits: dict, runs: dict | None = None) -> Stats:
     stats = Stats(programs=programs)
     stats.rule_hits = Counter(hits)
+    stats.pass_runs = Counter(runs or {})
     return stats
 
 
@@ -56,6 +57,21 @@ def test_rates_list_every_rule_of_the_passes_under_test():
     table = rates["rules"]["inline-imm"]
     assert table["imm8-32"] == {"hits": 50, "per_1000": 250.0}
     assert table["neg-64"] == {"hits": 0, "per_1000": 0.0}
+    assert rates["pass_runs"] == {"inline-imm": 0}
+
+
+def test_the_rate_counts_runs_of_the_pass_when_both_runs_know_them(tmp_path):
+    """A baseline where the pass ran in two pipelines per program, against a run where it
+    runs alone: per program the rule would look twice as likely as it is."""
+    path = tmp_path / "base.json"
+    write_rates(str(path), rule_rates(stats_with(1000, {("copyprop", "same-size"): 50},
+                                                 {"copyprop": 2000}), ["copyprop"]))
+    baseline = load_baseline(str(path))
+    alone = judge(baseline, stats_with(100, {}, {"copyprop": 100}), ["copyprop"])
+    assert not alone.missed and [e for _, _, e in alone.undecided] == [2.5]
+    twice = judge(baseline, stats_with(100, {}, {"copyprop": 200}), ["copyprop"])
+    [missed] = twice.missed
+    assert missed.expected == 5.0 and "(200 runs of the pass)" in missed.message
 
 
 def test_a_rule_is_missed_only_with_enough_programs_to_expect_five_hits(tmp_path):
