@@ -22,6 +22,15 @@ check the table as much as the passes:
 - **Registers** (machine level): naturally aligned (`assert_register_is_aligned`) and
   inside the 256 halves (`agx_pack_alu_dst`: reg < 0x100).
 
+Not checked, because the model has no such field or Mesa fixes it in a pass not modelled
+here: uniform numbering (uniforms are named, not placed in the 512 halves; a device base
+uniform must sit below half 256), 64-bit uniforms in ALU sources (`agx_lower_uniform_sources`
+moves them), 64-bit bitfield and select operations (`lower_64bit_postra`), bfi/bfeil/extr
+masks (5 bits in the encoding; the table's 0..64 follows NIR's bit counts). The opcode
+table's own limits (8- and 16-bit immediate slots, modifiers per slot) are the verifier's
+too, and the harness runs the verifier first, so in a campaign this oracle reports what
+the table allows and the hardware does not (today the nesting counts).
+
 `problems(fn)` lists what does not fit; `encoding_failure(before, after)` is the step
 oracle's question: a problem of `after` whose kind (opcode and limit) `before` did not
 already have. A pass is judged on what it emitted, not on the program it was given.
