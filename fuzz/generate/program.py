@@ -20,8 +20,9 @@ its own (no other export writes it), so which lanes went where stays observable.
 block exports and stores a few of the values computed last, so that what the program
 computes is observable.
 
-With the `pressure` group on, `pressure_shapes` adds what stresses the machine passes:
-now and then a CFG of loops and ifs without an else (critical edges), groups of loop phis
+In two programs in three with the `pressure` group on, `pressure_shapes` adds what
+stresses the machine passes (taking half the random picks' share of the size): now and
+then a CFG of loops and ifs without an else (critical edges), groups of loop phis
 whose back-edge sources rotate the group (cycles and swaps of registers; immediates and
 uniforms entering them), phis of immediates at joins, and values held live across a loop
 (read at its exit), which a tight register bound makes the allocator evict.
@@ -51,7 +52,7 @@ INPUT_BUFFER_SIZES = (1024, 4096, 256)
 FRAME_BYTES = 24  # choice bytes per random instruction from a byte source (see frame())
 HEAVY_FRAME_BYTES = 40  # the same for address-heavy programs (array accesses decide more)
 UNIFORM_BYTES = 20
-PRESSURE_SHARE = 0.5  # of the random picks a program keeps when pressure_shapes add theirs
+PRESSURE_SHARE = 0.4  # of the random picks a program keeps when pressure_shapes add theirs
 R = OPCODES
 _PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
 # Kinds of pre-created phis (the last two: pressure_shapes' rotating groups and join phis).
@@ -128,7 +129,10 @@ class _Program(AddressEmitter):
         below, f = self.below, self.f
         uniforms = self.declare_uniforms()
         max_blocks = max(1, min(40, self.size // 4))
-        cfg = pressure.pressure_cfg if f.pressure and below(2) else _generate_cfg
+        # Two programs in three of the `pressure` group are pressure programs (the rest keep
+        # the whole size for the other shapes); half of those draw a CFG of loops and ifs.
+        self.pressure = f.pressure and below(3) != 0
+        cfg = pressure.pressure_cfg if self.pressure and below(2) else _generate_cfg
         shape = self.shape = cfg(
             self.source.frame(8 * max_blocks + 8), f, max_blocks=max_blocks,
             max_loop_depth=2 if self.size <= 120 else 1,
@@ -177,7 +181,7 @@ class _Program(AddressEmitter):
         # instructions, and terminators, phis and loop counters make up the rest.
         # Address-heavy picks emit more instructions (about 3 on average).
         mean = self.size / ((3 if f.address_heavy else 2) * n)
-        if f.pressure:  # pressure_shapes' values take a share of the size
+        if self.pressure:  # pressure_shapes' values take a share of the size
             mean *= PRESSURE_SHARE
         self.p_continue = mean / (mean + 1)
         self.max_per_block = 2 * self.size
@@ -221,7 +225,7 @@ class _Program(AddressEmitter):
             region = shape.region_of[b]
             if region is not None and region.back_edges and b != region.blocks[0]:
                 self.phis[b].append((self.new_phi(32, incoming), _GUARD_COUNTER))
-            if f.pressure:
+            if self.pressure:
                 self.pressure_phis(b, incoming, header)
             if f.phis:
                 kind = _CARRIED if header else _DATA
@@ -326,12 +330,12 @@ class _Program(AddressEmitter):
                 self.source, self.below = source, source.below
         state = self.pre_of.get(b)
         if state is not None:
-            if self.f.pressure:
+            if self.pressure:
                 self.held.setdefault(state.loop.exit, []).extend(pressure.hold(self))
             self.loop_setup(state)
         state = self.loop_at.get(b)
         if state is not None and state.loop.latch == b:
-            if self.f.pressure:
+            if self.pressure:
                 pressure.fragment(self)
             self.loop_step(state, b)
         role = self.shape.roles[b]

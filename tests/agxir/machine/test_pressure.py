@@ -146,7 +146,11 @@ def test_demand_agrees_with_the_reference_on_generated_programs():
         lower_cf(exec_fn)
         assert demand(exec_fn).maximum == reference_mesa_demand(exec_fn), index
         assert value_demand(exec_fn) == reference_demand(exec_fn), index
-        # Late kill and the reserved r0l never need less than the allocator's count.
-        assert demand(exec_fn).maximum >= value_demand(exec_fn), index
+        # Late kill and the reserved r0l never need less than the allocator's count, but
+        # for dead phis, which the allocator counts at entry and Mesa's count skips
+        # (docs/machine-level.md); generator version 7 makes them in this window.
+        read = {src.ref for ins in exec_fn.instructions() for src in ins.srcs}
+        if all(phi.dest in read for block in exec_fn.blocks for phi in block.phis()):
+            assert demand(exec_fn).maximum >= value_demand(exec_fn), index
         checked += 1
     assert checked >= 15
