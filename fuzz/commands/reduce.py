@@ -142,9 +142,47 @@ def _print_stats(reducer, seconds: float, calls: int) -> None:
     print(f"{reducer.rounds} rounds, {calls} programs checked, {seconds:.1f} s")
 
 
-def _beside_file(args) -> None:
-    """A finding's reproducer comes with its input set beside it (`NAME.inputs.json`, as
-    `run` and `reduce` write them): used when --inputs is not given."""
+def _from_record(args) -> None:
+    """FILE may be a finding's record (`NAME.json`), or a reproducer with its record beside
+    it: without --passes, --pass or --pass-cmd the record's flags are the pipeline. The
+    finding's input set (`NAME.inputs.json`, as `run`, `check --out` and `reduce` write it)
+    is used unless --inputs or --seed is given."""
+    import json
+
+    path = Path(args.file)
+    record_path = path if path.suffix == ".json" else path.with_suffix(".json")
+    record = None
+    if record_path.is_file():
+        from fuzz.commands.loaders import read_text
+
+        try:
+            record = json.loads(read_text(str(record_path)))
+            if not (isinstance(record, dict) and isinstance(record.get("file"), str)
+                    and isinstance(record.get("flags"), list)):
+                record = None
+        except ValueError:
+            record = None
+    if record is None:
+        if path.suffix == ".json":
+            raise UsageError(f"{args.file}: not a finding record (give its .agx reproducer, "
+                             "or the .json `run` wrote beside it)")
+    else:
+        if path.suffix == ".json":
+            from fuzz.commands.repro import _beside
+
+            args.file = _beside(record["file"], record_path.parent)
+            print(f"reproducer: {args.file} (from {record_path})")
+        if args.passes is None and not args.python_passes and not args.pass_commands:
+            flags = [str(flag) for flag in record["flags"]]
+            for flag, value in zip(flags[::2], flags[1::2]):
+                if flag == "--passes":
+                    args.passes = value
+                elif flag == "--pass":
+                    args.python_passes = [*(args.python_passes or []), value]
+                elif flag == "--pass-cmd":
+                    args.pass_commands = [*(args.pass_commands or []), value]
+            if flags:
+                print(f"passes: {shlex.join(flags)} (from {record_path})")
     if args.inputs is None and args.seed is None:
         beside = inputs_path(Path(args.file))
         if beside.is_file():
@@ -188,9 +226,9 @@ def run_reduce(args) -> int:
             "memory limit"
         )
     pass_memory(args)  # a limit below the floor is refused before anything runs
+    _from_record(args)
     out = Path(args.out) if args.out else default_out(args.file)
     fn = load_function(args.file)
-    _beside_file(args)
     sidecar = _check_outputs(args, out)
     sets = seeded_input_sets(fn, args)
     target, pipeline = _failure(args, fn, sets)

@@ -149,3 +149,23 @@ def test_a_findings_input_set_beside_it_is_used(passes, tmp_path, capsys):
     assert f"inputs: {beside} (beside {program}" in stdout
     assert "reducing 9 instructions, 4 blocks, 3 threads" in stdout
     assert beside.read_text() == json.dumps([one.to_json()])  # never written over
+
+
+def test_a_finding_is_reduced_from_its_record_with_its_passes_and_inputs(passes, tmp_path, capsys):
+    findings = tmp_path / "findings"
+    assert cli.main(["check", str(DIVERGING), "--pass", f"{passes}:sigkills", "--seed", "1",
+                     "--out", str(findings)]) == 1
+    capsys.readouterr()
+    [record] = [p for p in findings.glob("*.json") if not p.name.endswith(".inputs.json")]
+    reproducer = record.with_suffix(".agx")
+    for given in (record, reproducer):  # the record, or the reproducer it sits beside
+        out = tmp_path / f"from-{given.suffix[1:]}.agx"
+        status, stdout, err = _reduce(capsys, str(given), "-o", str(out))
+        assert status == 0, stdout + err
+        assert f"passes: --pass {passes}:sigkills (from {record})" in stdout
+        assert f"inputs: {record.with_suffix('')}.inputs.json (beside {reproducer}" in stdout
+        assert [i.name for i in parse_function(out.read_text()).instructions()] == ["iadd", "stop"]
+    not_a_record = tmp_path / "other.json"
+    not_a_record.write_text("[]")
+    status, _, err = _reduce(capsys, str(not_a_record))
+    assert status == 2 and "other.json: not a finding record" in err
