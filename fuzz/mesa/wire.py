@@ -167,7 +167,11 @@ class _Encoder:
             srcs = [by_block[id(pred)] for pred in preds]
         fields = [mesa, len(dests), len(srcs), cond, inv, nest, shift, sat, mask, fmt, imm,
                   target]
-        operands = [self.dest(d) for d in dests] + [self.operand(s) for s in srcs]
+        spelled = [self.operand(s) for s in srcs]
+        if name == "parallel_copy":  # an immediate copied is as wide as its destination
+            spelled = [_index(IMMEDIATE, s.ref.bits, d.size, s.abs, s.neg) if s.is_immediate
+                       else token for s, d, token in zip(srcs, dests, spelled, strict=True)]
+        operands = [self.dest(d) for d in dests] + spelled
         return "i " + " ".join(map(str, fields + operands))
 
     def encode(self) -> list[str]:
