@@ -112,7 +112,7 @@ def _reload_pairs(fn):
 def test_reload_shapes_put_a_load_of_a_slot_above_the_store_to_it():
     config = CampaignConfig(seed=1, pipelines=[])
     programs = kept = 0
-    for index in range(60):
+    for index in range(120):
         fn, _inputs = build_case(1, index, config)
         pairs = _reload_pairs(fn)
         programs += bool(pairs)
@@ -121,4 +121,6 @@ def test_reload_shapes_put_a_load_of_a_slot_above_the_store_to_it():
             block = next(b for b in fn.blocks if load in b.instructions)
             assert block.instructions.index(load) < block.instructions.index(store)
             kept += 1
-    assert programs >= 5 and kept >= programs  # 12 of 60 at seed 1
+    # 7 of 120 at seed 1 (generator version 7, whose pressure programs keep fewer random
+    # picks; version 6 had 12 of 60)
+    assert programs >= 5 and kept >= programs

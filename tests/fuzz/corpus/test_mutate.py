@@ -77,8 +77,9 @@ def test_each_operator_does_what_it_says(seed):
 
 
 def test_a_zeroed_instruction_frame_leaves_the_instruction_out():
-    """Zeroing a whole instruction frame is the simplest change: the program gets shorter."""
-    data = recorded(2)
+    """Zeroing a whole instruction frame is the simplest change: the program gets shorter.
+    (Seed 3: generator version 7's seed 2 draws a program with no instruction frame.)"""
+    data = recorded(3)
     frames = [(s, n) for s, n in frames_of(data) if n == 24]  # FRAME_BYTES: one instruction
     assert frames
     start, n = frames[len(frames) // 2]
