@@ -482,7 +482,7 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
     pass in a forked child (never in the campaign's own process, which a pass could exit or
     hang); `in_process=False` for a pass that takes its process down: it is not re-run.
     `case`: where a guided campaign's program came from (None: the blind stream's `index`)."""
-    if finding.oracle == "memory limit":
+    if finding.oracle == "memory-limit":
         result.memory_limit_hits += 1
     if finding.signature in seen:
         result.duplicates += 1
@@ -498,7 +498,7 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
         ) or finding
     # One bug, one finding: messages name slots, buffers and opcodes that differ between
     # programs, but the reduced reproducers of one bug have one shape.
-    if in_process and finding.oracle not in ("crash", "timeout", "memory limit"):
+    if in_process and finding.oracle not in ("crash", "timeout", "memory-limit"):
         change = in_child(change_shape, finding, config, memory_mb=config.pass_memory_mb,
                           seconds=2 * config.hang_seconds + 30)
         shape = (finding.pass_name, finding.oracle,

@@ -30,7 +30,7 @@ def _command(target: str):
 
 
 PASS_MEMORY_HELP = ("how much a pass may add to its process's address space (default 4096 "
-                    "MB, at least 32): past it, a 'memory limit' finding")
+                    "MB, at least 32): past it, a memory-limit finding")
 
 
 class _Parser(argparse.ArgumentParser):

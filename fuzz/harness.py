@@ -296,7 +296,7 @@ class Harness:
             except PassTimedOut:
                 return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
             except PassMemoryLimit as error:  # --pass-memory, not a crash of the pass
-                return found("memory limit", str(error))
+                return found("memory-limit", str(error))
             except BaseException as error:  # a pass that raises (or exits) is a finding, not
                 # our crash; Ctrl-C still stops the run, but a KeyboardInterrupt where SIGINT
                 # is ignored (a campaign worker) can only have come from the pass

@@ -43,7 +43,7 @@ _pass_budget = 0  # bytes a pass may add to its process's address space (0: no l
 
 
 class PassMemoryLimit(MemoryError):
-    """A pass ran past its memory limit: the harness records a "memory limit" finding."""
+    """A pass ran past its memory limit: the harness records a "memory-limit" finding."""
 
 
 def limit_memory(megabytes: int | None) -> None:
@@ -231,12 +231,12 @@ def death_verdict(run: Callable[[], object], status, *, seconds: float,
                   memory_mb: int | None) -> tuple[str, str]:
     """(oracle, message) for a pipeline prefix whose child died with `status`: "crash",
     unless it died of a signal under a memory budget and runs without dying when given
-    MEMORY_RECHECK times that budget: then it is the limit that killed it, "memory limit"
+    MEMORY_RECHECK times that budget: then it is the limit that killed it, "memory-limit"
     (C code that cannot allocate dies of SIGSEGV or SIGABRT instead of raising
     MemoryError), never a crash of the pass."""
     if memory_mb and status != "hung" and os.WIFSIGNALED(status):
         if dies(run, seconds=seconds, memory_mb=memory_mb * MEMORY_RECHECK) is None:
-            return "memory limit", (f"the pass took its process down ({describe_death(status)}) "
+            return "memory-limit", (f"the pass took its process down ({describe_death(status)}) "
                                     f"under its memory limit of {memory_mb} MB (--pass-memory) "
                                     "and runs with more")
     return ("timeout" if status == "hung" else "crash"), death_message(status)

@@ -132,7 +132,7 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ORACLE_HELP = {
     "crash": "The pass raised an exception.",
     "timeout": "The pass did not finish within its time limit.",
-    "memory limit": "The pass needed more memory than --pass-memory allows it.",
+    "memory-limit": "The pass needed more memory than --pass-memory allows it.",
     "no-change": "The pass reported no change but changed the function.",
     "verifier": "The pass produced IR the verifier rejects.",
     "liveness": "Liveness disagrees with the reference written from the definition.",

@@ -192,4 +192,5 @@ STEP_ORACLES: tuple[StepOracle, ...] = (
 )  # fmt: skip
 
 # Every oracle a finding may name: the pass-running ones first, then the step oracles.
-ORACLES: tuple[str, ...] = ("crash", "timeout", "no-change") + tuple(o.name for o in STEP_ORACLES)
+ORACLES: tuple[str, ...] = ("crash", "timeout", "memory-limit", "no-change") + tuple(
+    o.name for o in STEP_ORACLES)

@@ -220,10 +220,9 @@ def run_reduce(args) -> int:
     from fuzz.reduce.deltas import Case
     from fuzz.reduce.reducer import Reducer, SameFailure, size_of
 
-    if args.oracle is not None and args.oracle not in (*ORACLES, "memory limit"):
+    if args.oracle is not None and args.oracle not in ORACLES:
         raise UsageError(
-            f"agxfuzz reduce: unknown oracle {args.oracle!r}; oracles: {', '.join(ORACLES)}, "
-            "memory limit"
+            f"agxfuzz reduce: unknown oracle {args.oracle!r}; oracles: {', '.join(ORACLES)}"
         )
     pass_memory(args)  # a limit below the floor is refused before anything runs
     _from_record(args)

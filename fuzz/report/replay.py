@@ -242,7 +242,7 @@ def _replay(record: Record, pass_timeout: float) -> Replay:
 def _took_its_process_down(record: Record) -> bool:
     """A finding of a pass that exited or was killed (by a signal, by its memory limit):
     replayed in a supervised child, since it would take the replay's own process down."""
-    return record.oracle in ("crash", "memory limit") and str(record.message).startswith(
+    return record.oracle in ("crash", "memory-limit") and str(record.message).startswith(
         "the pass took its process down")
 
 

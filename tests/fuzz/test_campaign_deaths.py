@@ -68,5 +68,5 @@ def test_a_pass_over_its_memory_limit_is_a_finding_and_counted(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "hog: memory limit: the pass went past its memory limit of 1024 MB" in result.stdout
+    assert "hog: memory-limit: the pass went past its memory limit of 1024 MB" in result.stdout
     assert "pass memory limit hit: 4 times (--pass-memory)" in result.stdout

@@ -1,6 +1,6 @@
 """--pass-memory limits the pass, not the interpreter's or numpy's start-up (issue 19): the
 limit is what a pass may add to its process's address space, applied around the pass call
-only; past it is a "memory limit" finding, never a crash of the pass; below a floor the
+only; past it is a "memory-limit" finding, never a crash of the pass; below a floor the
 flag is refused."""
 
 from __future__ import annotations
@@ -88,14 +88,14 @@ def _check(unit, memory_mb):
 
 def test_a_pass_over_its_budget_is_a_memory_limit_finding():
     [finding] = _check(_unit("_hog", _hog), 64)
-    assert (finding.pass_name, finding.oracle) == ("_hog", "memory limit")
+    assert (finding.pass_name, finding.oracle) == ("_hog", "memory-limit")
     assert finding.message == "the pass went past its memory limit of 64 MB (--pass-memory)"
     assert _check(_unit("_hog", _hog), 1024) == []
 
 
 def test_a_death_the_limit_caused_is_a_memory_limit_finding_never_a_crash():
     [finding] = _check(_unit("tight", _segfaults_when_memory_is_tight), 64)
-    assert finding.oracle == "memory limit"
+    assert finding.oracle == "memory-limit"
     assert finding.message == ("the pass took its process down (killed by SIGSEGV) under its "
                                "memory limit of 64 MB (--pass-memory) and runs with more")
     [finding] = _check(_unit("always", _segfaults), 64)  # dies however much it is given

@@ -64,7 +64,7 @@ def _reduce(capsys, *argv: str) -> tuple[int, str, str]:
 @pytest.mark.parametrize("attribute, oracle, message", [
     ("exits", "crash", "the pass took its process down (exited with status 0)"),
     ("sigkills", "crash", "the pass took its process down (killed by SIGKILL)"),
-    ("hogs", "memory limit", "the pass went past its memory limit of 64 MB (--pass-memory)"),
+    ("hogs", "memory-limit", "the pass went past its memory limit of 64 MB (--pass-memory)"),
 ])
 def test_a_pass_that_takes_its_process_down_is_reduced_in_children(
         passes, tmp_path, capsys, attribute, oracle, message):
