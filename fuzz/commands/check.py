@@ -8,11 +8,12 @@ from fuzz.commands.units import replay_flags, units_under_test
 
 
 def check_command(args) -> int:
-    from fuzz.commands.loaders import load_function, seeded_input_sets
+    from fuzz.commands.loaders import load_function, seeded_input_sets, writable_directory
     from fuzz.findings import FindingStore
     from fuzz.harness import Harness
 
     fn = load_function(args.file)
+    writable_directory(args.out, "--out")  # now, not after a finding was found
     units, pipelines = units_under_test(args, fn.level)
     sets = seeded_input_sets(fn, args)
     harness = Harness(sets, tv_threads=max(s.threads for s in sets) if args.tv else 0)

@@ -210,3 +210,20 @@ def writable_output(path: str | None, flag: str) -> None:
     if Path(path).is_dir() or not os.access(parent, os.W_OK):
         why = "a directory" if Path(path).is_dir() else f"{parent} is not writable"
         raise UsageError(f"agxfuzz: {flag} {path}: cannot write: {why}")
+
+
+def writable_directory(path: str | None, flag: str) -> None:
+    """Refuse (exit 2) an output directory that cannot be made or written, up front."""
+    import os
+    from pathlib import Path
+
+    if not path:
+        return
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UsageError(f"agxfuzz: {flag} {path}: not a directory") from None
+    except OSError as error:
+        raise UsageError(f"agxfuzz: {flag} {path}: {error.strerror or error}") from None
+    if not os.access(path, os.W_OK):
+        raise UsageError(f"agxfuzz: {flag} {path}: not writable")

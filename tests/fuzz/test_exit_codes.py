@@ -143,6 +143,8 @@ def _records(tmp_path) -> dict[str, str]:
      "agxfuzz: --json-report /dev/null/x.json: cannot write: /dev/null is not a directory"),
     (("run", "--examples", "1", "--passes", "dce", "--sarif", "/"), 2,
      "agxfuzz: --sarif /: cannot write: a directory"),
+    (("check", SAXPY, "--passes", "dce", "--out", "/dev/null/x"), 2,
+     "agxfuzz: --out /dev/null/x: not a directory"),
     # A record that is not one.
     (("repro", "LIST"), 2, "not a finding record"),
     (("repro", "OBJECT"), 2, "not a finding record"),
