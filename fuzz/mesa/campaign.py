@@ -3,8 +3,9 @@
 `mesa_units(directory)` points this process and its workers at the Mesa tree
 (`AGXFUZZ_MESA_SRC`, inherited by the workers, each of which starts its own bridge), builds
 the bridge (or finds it in the cache) before the campaign starts, and returns the passes
-under test and the pipelines: each Mesa pass alone after `lower-cf` (and `mesa:ra` before
-the passes that follow RA), then Mesa's own order, `mesa:backend`. The campaign draws its
+under test and the pipelines: each Mesa pass alone after `lower-cf`, `mesa:dce -> mesa:ra ->
+mesa:lower-copies -> mesa:lower-pseudo` (agx_ra wants DCE first), then Mesa's own order,
+`mesa:backend`. The campaign draws its
 programs from `fuzz.mesa.translatable` (`CampaignConfig.mesa_translatable`).
 """
 

@@ -42,9 +42,10 @@ MESA_PASSES: dict[str, tuple[str, ...]] = {
 }
 # `run --mesa`: each pass alone after lower-cf, and Mesa's order (with RA) whole.
 MESA_PIPELINES: tuple[tuple[str, ...], ...] = (
-    *((f"{PREFIX}{name}",) for name in ("optimizer", "cse", "dce", "schedule", "ra",
-                                          "liveness")),
-    (f"{PREFIX}ra", f"{PREFIX}lower-copies", f"{PREFIX}lower-pseudo"),
+    *((f"{PREFIX}{name}",) for name in ("optimizer", "cse", "dce", "schedule", "liveness")),
+    # agx_ra's contract: DCE first ("RA correctness depends on DCE", agx_compile.c); a dead
+    # destination would stay in its demand to the block's end
+    (f"{PREFIX}dce", f"{PREFIX}ra", f"{PREFIX}lower-copies", f"{PREFIX}lower-pseudo"),
     (f"{PREFIX}backend",),
 )
 
@@ -169,9 +170,13 @@ def mesa_unit(name: str) -> PassUnderTest:
 
 def mesa_prefix(name: str) -> list[str]:
     """`machine_prefix()` for a `mesa:` name: what brings an SSA program to the pass.
-    Mesa's isel output is the exec level (lower-cf); agx_lower_pseudo runs after RA."""
+    Mesa's isel output is the exec level (lower-cf); agx_ra runs after DCE, as agx_compile.c
+    runs it; agx_lower_pseudo after RA."""
+    after_ra = ["lower-cf", f"{PREFIX}dce", f"{PREFIX}ra"]  # agx_ra wants DCE first
+    if name == f"{PREFIX}ra":
+        return after_ra
     if name == f"{PREFIX}lower-copies":
-        return ["lower-cf", f"{PREFIX}ra", name]
+        return [*after_ra, name]
     if name == f"{PREFIX}lower-pseudo":
-        return ["lower-cf", f"{PREFIX}ra", f"{PREFIX}lower-copies", name]
+        return [*after_ra, f"{PREFIX}lower-copies", name]
     return ["lower-cf", name]

@@ -60,7 +60,7 @@ class _Harness:
 
 
 def test_the_allocation_checkers_judge_mesa_ra_and_refinement_judges_everything():
-    lower, ra, copies, pseudo = _steps(PREFIX_SUM, mesa_prefix("mesa:lower-pseudo"))
+    lower, dce, ra, copies, pseudo = _steps(PREFIX_SUM, mesa_prefix("mesa:lower-pseudo"))
     assert {"verifier", "refinement"} <= _applying(lower)
     assert {"ra-checker", "demand", "refinement", "verifier"} <= _applying(ra)
     assert "parallel_copy" in ra.after_text  # Mesa's copies, kept for the checker
