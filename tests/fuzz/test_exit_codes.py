@@ -234,3 +234,79 @@ def test_a_record_names_its_pass_file_absolutely_so_repro_works_from_elsewhere(t
                            env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert again.returncode == 1, again.stdout + again.stderr
     assert "still fails" in again.stdout
+
+
+# --- a test per row of the table in docs/guarantees.md --------------------------------------
+
+BREAKS = "def breaks(fn):\n    raise ValueError('boom')\n"
+
+
+def _main(*args: str) -> int:
+    from fuzz.cli import main
+
+    return main(list(args))
+
+
+def test_check_row_0_1_2_3(tmp_path, monkeypatch, capsys):
+    module = tmp_path / "breaks.py"
+    module.write_text(BREAKS)
+    assert _main("check", SAXPY, "--passes", "dce", "--seed", "1") == 0
+    assert _main("check", SAXPY, "--pass", f"{module}:breaks", "--seed", "1") == 1
+    assert _main("check", str(GOLDEN / "parse_unknown_opcode.agx")) == 2
+    from fuzz.harness import Harness
+
+    def harness_bug(self, fn, pipelines):
+        raise RuntimeError("a harness bug")
+
+    monkeypatch.setattr(Harness, "check", harness_bug)
+    assert _main("check", SAXPY, "--passes", "dce", "--seed", "1") == 3
+    assert "agxfuzz: internal error (a harness bug, please report): RuntimeError: a harness " \
+        "bug" in capsys.readouterr().err
+
+
+def test_repro_row_0_1_2_4(tmp_path, capsys):
+    module = tmp_path / "breaks.py"
+    module.write_text(BREAKS)
+    assert _main("check", SAXPY, "--pass", f"{module}:breaks", "--seed", "1",
+                 "--out", str(tmp_path / "f")) == 1
+    [record] = [p for p in (tmp_path / "f").glob("*.json") if ".inputs." not in p.name]
+    assert _main("repro", str(record)) == 1  # still fails the same way
+    module.write_text("def breaks(fn):\n    raise KeyError('other')\n")
+    assert _main("repro", str(record)) == 4  # fails differently now
+    module.write_text("def breaks(fn):\n    return False\n")
+    assert _main("repro", str(record)) == 0  # no longer fails
+    record.write_text("[]")
+    assert _main("repro", str(record)) == 2
+
+
+def test_run_row_0_1(tmp_path):
+    """Row 2 is the table above, row 3 `test_campaign_hostile.py`'s outside kill and the
+    internal-error test of `test_campaign.py`."""
+    module = tmp_path / "breaks.py"
+    module.write_text(BREAKS)
+    common = ["run", "--examples", "2", "--seed", "1", "--jobs", "1", "--guidance", "off",
+              "--coverage-every", "0", "--no-reduce"]
+    green = agxfuzz(*common, "--passes", "dce", "--out", str(tmp_path / "a"))
+    assert green.returncode == 0, green.stdout + green.stderr
+    found = agxfuzz(*common, "--pass", f"{module}:breaks", "--out", str(tmp_path / "b"))
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "breaks:breaks: crash: ValueError: boom" in found.stdout
+
+
+def test_tv_row_2_functions_that_are_not_a_before_and_after_pair(tmp_path):
+    a, b = tmp_path / "a.agx", tmp_path / "b.agx"
+    a.write_text("func @a(u0:ptr[16]) {\nentry:\n  stop\n}\n")
+    b.write_text("func @a(u0:ptr[8]) {\nentry:\n  stop\n}\n")
+    result = agxfuzz("tv", str(a), str(b))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("agxfuzz: ") and "different buffers" in result.stderr
+
+
+def test_opt_and_interp_rows(tmp_path, capsys):
+    assert _main("opt", SAXPY, "-p", "dce") == 0
+    assert _main("interp", SAXPY, "--seed", "1") == 0
+    module = tmp_path / "x.agx"
+    module.write_text(Path(SAXPY).read_text())
+    assert _main("opt", str(module), "-p", "dce", "--expect-unchanged") == 0
+    assert _main("opt", str(module), "-p", "lower-cf", "--expect-unchanged") == 1  # its own
+    assert _main("opt", str(GOLDEN / "parse_unknown_opcode.agx"), "-p", "dce") == 2
