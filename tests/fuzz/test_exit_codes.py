@@ -280,8 +280,7 @@ def test_repro_row_0_1_2_4(tmp_path, capsys):
 
 
 def test_run_row_0_1(tmp_path):
-    """Row 2 is the table above, row 3 `test_campaign_hostile.py`'s outside kill and the
-    internal-error test of `test_campaign.py`."""
+    """Row 2 is the table above; row 3 below and `test_campaign_hostile.py`'s outside kill."""
     module = tmp_path / "breaks.py"
     module.write_text(BREAKS)
     common = ["run", "--examples", "2", "--seed", "1", "--jobs", "1", "--guidance", "off",
@@ -291,6 +290,21 @@ def test_run_row_0_1(tmp_path):
     found = agxfuzz(*common, "--pass", f"{module}:breaks", "--out", str(tmp_path / "b"))
     assert found.returncode == 1, found.stdout + found.stderr
     assert "breaks:breaks: crash: ValueError: boom" in found.stdout
+
+
+def test_run_row_3_a_harness_bug(tmp_path, monkeypatch, capsys):
+    from fuzz.harness import Harness
+
+    def harness_bug(self, fn, pipelines):
+        raise RuntimeError("a harness bug")
+
+    monkeypatch.setattr(Harness, "check", harness_bug)  # the forked workers inherit it
+    assert _main("run", "--examples", "2", "--seed", "1", "--jobs", "1", "--passes", "dce",
+                 "--guidance", "off", "--coverage-every", "0",
+                 "--out", str(tmp_path / "f")) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("agxfuzz: internal error (a harness bug, please report): program 0: "
+                          "RuntimeError: a harness bug")
 
 
 def test_tv_row_2_functions_that_are_not_a_before_and_after_pair(tmp_path):
