@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzz.harness import Finding
+from fuzz.processes import recorded_memory_limit
 
 
 def _umask() -> int:
@@ -64,8 +65,11 @@ class FindingStore:
         inputs = self.directory / f"{stem}.inputs.json"
         record = self.directory / f"{stem}.json"
         flags = list(self.replay_flags(finding) if flags is None else flags)
+        # A memory-limit finding replays under the limit it was found under.
+        limit = recorded_memory_limit(finding.oracle, finding.message)
+        options = ["--pass-memory", str(limit)] if limit else []
         command = shlex.join(
-            ["agxfuzz", "check", str(reproducer), *flags]
+            ["agxfuzz", "check", str(reproducer), *flags, *options]
             + (["--inputs", str(inputs)] if finding.input_set else [])
         )
         header = [
@@ -73,7 +77,7 @@ class FindingStore:
             f"; {finding.message}",
             f"; pipeline: {', '.join(finding.pipeline) or '(none)'}",
             f"; replay: {command}",
-            *_run_lines(flags, finding.input_set),
+            *_run_lines([*flags, *options], finding.input_set),
         ]
         write_atomically(reproducer, "\n".join(header) + "\n" + finding.program)
         if finding.input_set:

@@ -297,3 +297,12 @@ def check_supervised(harness, fn, pipelines, *, memory_mb: int | None,
     how = describe_death(value if kind == "died" else "hung")
     message = f"the check's process {how}; no pipeline alone does"
     return [Finding(names[-1] if names else "(input)", "crash", message, names, text)]
+
+
+def recorded_memory_limit(oracle: str, message: str) -> int | None:
+    """The --pass-memory a memory-limit finding was found under (its message names it),
+    which its replay needs too; None for any other finding."""
+    import re
+
+    found = re.search(r"memory limit of (\d+) MB", message) if oracle == "memory-limit" else None
+    return int(found.group(1)) if found else None

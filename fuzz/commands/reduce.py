@@ -112,14 +112,18 @@ class _Writer:
     def _write(self, case) -> str:
         from agxir.text import print_function
         from fuzz.findings import write_atomically
+        from fuzz.processes import recorded_memory_limit
         from fuzz.reduce.reducer import size_of
 
         flags, sidecar = self.input_flags(case)
         if sidecar:
             data = [input_set.to_json() for input_set in case.inputs]
             write_atomically(self.sidecar, json.dumps(data, indent=1) + "\n")
-        command = _replay(self.out, case.pipeline, flags)
         finding = self.finding
+        limit = recorded_memory_limit(finding.oracle, finding.message)
+        if limit:  # a memory-limit finding replays under the limit it was found under
+            flags = ["--pass-memory", str(limit), *flags]
+        command = _replay(self.out, case.pipeline, flags)
         header = [
             f"; agxfuzz reduce: a reduced reproducer of {self.args.file}",
             f"; pipeline: {_pipeline_text(case.pipeline)}",

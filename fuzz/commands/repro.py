@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from fuzz.commands.errors import UsageError
-from fuzz.commands.isolation import check_isolated
+from fuzz.commands.isolation import PASS_MEMORY_MB, check_isolated
 from fuzz.commands.units import units_under_test
+from fuzz.processes import recorded_memory_limit
 
 
 def repro_command(args) -> int:
@@ -42,7 +43,9 @@ def repro_command(args) -> int:
     inputs = record.get("inputs")
     replay.inputs = _beside(inputs, base) if inputs else None
     replay.threads, replay.sets, replay.seed = 32, 8, record.get("seed") or 0
-    findings = check_isolated(Harness(input_sets_for(fn, replay)), fn, [units])
+    memory = recorded_memory_limit(record.get("oracle", ""), str(record.get("message", "")))
+    findings = check_isolated(Harness(input_sets_for(fn, replay)), fn, [units],
+                              memory_mb=memory or PASS_MEMORY_MB)
     same = [f for f in findings if f.signature == signature]
     if same:
         print(f"{args.finding}: still fails: {same[0].pass_name}: {same[0].oracle}: {same[0].message}")

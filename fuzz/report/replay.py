@@ -74,7 +74,7 @@ def replay(record: Record, *, pass_timeout: float = 10.0) -> Replay:
     steps = max(1, len(record.pipeline))
     seconds = (pass_timeout + HANG_GRACE) * steps + 120
     kind, value = run_in_child(replay_here, record, pass_timeout, seconds=seconds,
-                               memory_mb=REPLAY_MEMORY_MB)
+                               memory_mb=_memory_mb(record))
     if kind == "ok":
         return value
     if kind == "raised":
@@ -83,6 +83,13 @@ def replay(record: Record, *, pass_timeout: float = 10.0) -> Replay:
         return Replay(NOT_REPLAYED, f"the replay did not finish within {seconds:g} s")
     return Replay(NOT_REPLAYED, f"the replay's process {describe_death(value)}: the pass "
                   "took it down")
+
+
+def _memory_mb(record: Record) -> int:
+    """The pass memory limit to replay under: the finding's own for a memory-limit one."""
+    from fuzz.processes import recorded_memory_limit
+
+    return recorded_memory_limit(record.oracle, record.message) or REPLAY_MEMORY_MB
 
 
 def replay_here(record: Record, pass_timeout: float) -> Replay:
@@ -256,7 +263,7 @@ def _replay_death(record: Record, fn, names, units, input_sets, pass_timeout: fl
 
     harness = Harness(input_sets, pass_timeout=pass_timeout)
     try:
-        found = check_supervised(harness, fn, [list(units)], memory_mb=REPLAY_MEMORY_MB)
+        found = check_supervised(harness, fn, [list(units)], memory_mb=_memory_mb(record))
     except HarnessError as error:
         raise ReplayError(f"the replay failed: {error}") from None
     finding = next((f for f in found if f.pass_name != INPUT), None)

@@ -115,3 +115,23 @@ def test_a_campaign_at_a_small_limit_is_green_on_the_registered_passes(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "programs checked: 6" in result.stdout
     assert "findings: 0" in result.stdout
+
+
+def test_a_memory_limit_finding_replays_under_the_limit_it_was_found_under(tmp_path, capsys):
+    """At the default 4096 MB the hog would pass: the record's command, its RUN line and
+    `repro` use the finding's own limit."""
+    from fuzz.cli import main
+
+    module = tmp_path / "hog.py"
+    module.write_text("def hog(fn):\n    bytearray(512 << 20)\n    return False\n")
+    assert main(["check", str(PROGRAM), "--pass", f"{module}:hog", "--seed", "1",
+                 "--pass-memory", "64", "--out", str(tmp_path / "f")]) == 1
+    [record] = [p for p in (tmp_path / "f").glob("*.json") if ".inputs." not in p.name]
+    import json
+
+    data = json.loads(record.read_text())
+    assert data["oracle"] == "memory-limit" and "--pass-memory 64" in data["command"]
+    assert "--pass-memory 64" in record.with_suffix(".agx").read_text().split("; RUN: ")[-1]
+    capsys.readouterr()
+    assert main(["repro", str(record)]) == 1
+    assert "still fails: hog:hog: memory-limit" in capsys.readouterr().out
