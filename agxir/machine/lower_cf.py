@@ -25,10 +25,15 @@ Structure comes from `agxir.machine.structure` (one stop, one latch and one preh
 loop, natural loops with one exit target, merge points by post-dominance); what it cannot
 express raises `Unstructurable`, and `structurable(fn)` says why without changing `fn`.
 Phis move with their blocks; their sources follow the new logical predecessors.
+
+The walk is iterative: `region`, `branch`, `if_else` and `loop` are generators that yield
+the walk of a nested region and receive its result (`_walk` runs them on an explicit
+stack), so a nest of thousands of loops or ifs needs no Python recursion.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 
 from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Value, clone_function
@@ -63,6 +68,26 @@ def _always_else() -> Instruction:
 
 def _pop() -> Instruction:
     return _ins("pop_exec", attrs={"n": 1})
+
+
+# A step of the walk: yields nested steps, receives their results, returns its own.
+Walk = Generator["Walk", object, object]
+
+
+def _walk(step: Walk):
+    """Run a step of the walk and every step it yields on an explicit stack (no recursion,
+    so no limit on the nesting of a program's control flow); what `step` returns."""
+    stack, value = [step], None
+    while stack:
+        try:
+            nested = stack[-1].send(value)
+        except StopIteration as done:
+            stack.pop()
+            value = done.value
+            continue
+        stack.append(nested)
+        value = None
+    return value
 
 
 class Lowering:
@@ -129,12 +154,14 @@ class Lowering:
                 or any(True for _ in other.phis()))
 
     # --- the walk ---------------------------------------------------------------------------
-    def region(self, block: Block | None, end: Block | None, ctx: Context) -> Block | None:
+    # Each step of the walk is a generator: `yield sub` walks the nested generator `sub`
+    # and resumes with what it returned (see `_walk`).
+    def region(self, block: Block | None, end: Block | None, ctx: Context) -> Walk:
         """Place blocks from `block` up to `end`; the last block placed."""
         last = None
         while block is not None and block is not end:
             if block in self.loops and (ctx.loop is None or ctx.loop.header is not block):
-                block, last = self.loop(self.loops[block], ctx)
+                block, last = yield self.loop(self.loops[block], ctx)
                 continue
             self.place(block)
             last = block
@@ -158,7 +185,7 @@ class Lowering:
                 block.logical_successors = [target]
                 block = target
                 continue
-            block, last = self.branch(block, term, end, ctx)
+            block, last = yield self.branch(block, term, end, ctx)
         return last
 
     def latch(self, block: Block, ctx: Context) -> None:
@@ -175,21 +202,21 @@ class Lowering:
         block.logical_successors = [ctx.loop.exit]
         ctx.loop.breakers.append(block)
 
-    def branch(self, block: Block, term: Instruction, end, ctx: Context):
+    def branch(self, block: Block, term: Instruction, end, ctx: Context) -> Walk:
         first, second = term.blocks
         kinds = (self.kind(ctx, first), self.kind(ctx, second))
         if kinds == ("forward", "forward"):
             merge = merge_point(self.cfg, self.loops, ctx.loop, block)
             if merge is None:
                 raise Unstructurable(f"the sides of the branch in {block.name} never meet")
-            return merge, self.if_else(block, term, first, second, merge, ctx)
+            return merge, (yield self.if_else(block, term, first, second, merge, ctx))
         if kinds.count("exit") == 1:
             to_exit_first = kinds[0] == "exit"
             other = second if to_exit_first else first
             return self.break_if(block, term, to_exit_first, other, ctx)
         raise Unstructurable(f"the branch in {block.name} leaves the loop on both sides")
 
-    def if_else(self, block, term, first, second, merge, ctx: Context) -> Block:
+    def if_else(self, block, term, first, second, merge, ctx: Context) -> Walk:
         block.instructions.append(self.compare(term, False))
         inner = ctx.inside_if()
         else_block = self.fresh("else")
@@ -203,7 +230,7 @@ class Lowering:
             then_end = then_block
         else:
             block.logical_successors = [first, else_block]
-            then_end = self.region(first, merge, inner)
+            then_end = yield self.region(first, merge, inner)
         self.put_else(block, then_end, else_block)
         self.place(else_block)
         if second is merge:
@@ -214,7 +241,7 @@ class Lowering:
         else:
             else_block.logical_successors = [second]
             self.rename_pred(second, block, else_block)
-            else_end = self.region(second, merge, inner)
+            else_end = yield self.region(second, merge, inner)
         if self.POP_AFTER_ELSE:
             else_end.instructions.append(_pop())
         return else_end
@@ -257,7 +284,7 @@ class Lowering:
             return None, last
         return other, last
 
-    def loop(self, loop: Loop, ctx: Context):
+    def loop(self, loop: Loop, ctx: Context) -> Walk:
         """Place a whole loop; (the block after it, the last block placed)."""
         header = loop.header
         entering = [b for b in self.placed if header in (b.logical_successors or ())]
@@ -271,7 +298,7 @@ class Lowering:
         outside.logical_successors = [pre if s is header else s for s in outside.logical_successors]
         self.rename_pred(header, outside, pre)
         self.place(pre)
-        self.region(header, None, Context(loop, 0, ctx.depth + 1))
+        yield self.region(header, None, Context(loop, 0, ctx.depth + 1))
         after = self.fresh("exit")
         self.gather_exit(loop, after)
         after.logical_successors = [loop.exit]
@@ -324,7 +351,7 @@ def lower_cf(fn: Function, lowering_class: type[Lowering] = Lowering) -> bool:
         raise ValueError(f"lower-cf takes an SSA function, not {fn.level}")
     work = clone_function(fn)
     lowering = lowering_class(work)
-    lowering.region(work.entry, None, Context())
+    _walk(lowering.region(work.entry, None, Context()))
     missing = [b.name for b in work.blocks if b not in lowering.seen]
     if missing:
         raise Unstructurable(f"block {missing[0]} is outside every structured region")

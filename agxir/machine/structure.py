@@ -174,23 +174,38 @@ def merge_point(cfg: CFG, loops: dict[Block, Loop], loop: Loop | None, block: Bl
             succs.append(latches[node].exit)
         return list(dict.fromkeys(succs))
 
-    def visit(node: Block) -> frozenset[Block] | None:
-        if node in pdom:
-            return pdom[node]
-        succs = forward(node)
+    def settle(node: Block, succs: list[Block]) -> None:
         if not succs:
             result = None if loop is not None and node is not loop.latch else frozenset({node})
         else:
             common: frozenset[Block] | None = None
             for s in succs:
-                found = visit(s)
+                found = pdom[s]
                 if found is not None:
                     common = found if common is None else common & found
             result = None if common is None else frozenset({node}) | common
         pdom[node] = result
-        return result
 
-    mine = visit(block)
+    # Depth first on an explicit stack (a node is settled once its successors are): the
+    # forward graph is acyclic, and its depth is the program's, unbounded.
+    stack = [(block, forward(block), 0)]
+    open_nodes = {block}
+    while stack:
+        node, succs, next_index = stack.pop()
+        while next_index < len(succs) and succs[next_index] in pdom:
+            next_index += 1
+        if next_index == len(succs):
+            settle(node, succs)
+            open_nodes.discard(node)
+            continue
+        stack.append((node, succs, next_index + 1))
+        child = succs[next_index]
+        if child in open_nodes:
+            raise Unstructurable(f"the forward graph of {node.name} has a cycle")
+        open_nodes.add(child)
+        stack.append((child, forward(child), 0))
+
+    mine = pdom[block]
     if mine is None:
         return None
     strict = mine - {block}
