@@ -16,7 +16,12 @@ Mesa MR "speeds up and corrects liveness computation for AGX" (seed 004):
 
 `live_in[B]` is what is live just before B's first non-phi instruction, minus B's own phi
 destinations; `live_out[B]` is what is live on leaving B. Only SSA `Value`s are tracked.
-Unreachable blocks are analysed like any other; they only receive from their successors.
+Unreachable blocks are analysed like any other, by the same path-based definition as the
+reference (`oracles.liveness_reference`): they only receive from their successors. There
+SSA dominance is vacuous, so the verifier lets an instruction read its own result
+(`b1: %s = iadd %s, #1 shift=0; jump -> b1` in a block nothing reaches); an instruction reads
+its sources before it writes its destination, so such a %s is live into the block, live
+after the instruction (the loop carries it to its next read) and not killed by it.
 
 `liveness_live_in_first` is the order the seed replaced (local information recomputed on
 every visit, live-in before live-out, worklist seeded in source order), kept to compare
@@ -206,6 +211,11 @@ class Liveness:
         for index in range(len(instructions) - 1, start - 1, -1):
             ins = instructions[index]
             dest = ins.dest
+            sources = _sources(ins)
+            # Kills are the sources dead after the instruction. An instruction reads before
+            # it writes, so a source that is also the destination (only possible in
+            # unreachable code) is killed only if the value it writes is dead too.
+            killed = [value for value in sources if value not in live]
             if dest is not None:
                 if dest in live:
                     best = max(best, pressure)
@@ -216,15 +226,12 @@ class Liveness:
                     best = max(best, pressure + dest.size // 16)
             else:
                 best = max(best, pressure)
-            killed = [value for value in _sources(ins) if value not in live]
-            if killed:
-                live.update(killed)
-                # A value read twice by one instruction is one register, killed once.
-                killed_set = frozenset(killed)
-                pressure += halves(killed_set)
-                kills[ins] = killed_set
-            else:
-                kills[ins] = EMPTY
+            kills[ins] = frozenset(killed) if killed else EMPTY
+            # A value read twice by one instruction is one register, live once before it.
+            born = {value for value in sources if value not in live}
+            if born:
+                live.update(born)
+                pressure += halves(born)
         for index in range(start):
             kills[instructions[index]] = EMPTY
         entry = self.live_in[block] | self.phi_dests[block]

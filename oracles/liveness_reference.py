@@ -13,6 +13,15 @@ the IR. `compare_liveness` reports the first place an analysis disagrees.
 Program points: (block, p) is the point just before instruction p, for p from the first
 non-phi instruction to len(instructions) (the end of the block). The phis have no points of
 their own: they all happen at once at the block entry.
+
+Unreachable blocks follow the same definition: paths are paths of the CFG, whether or not
+the entry reaches them (nothing is live because of where execution can start). An
+instruction reads its sources before it writes its destination, so the point after it is
+past its definition and its reads are before it. In dead code, where SSA dominance is
+vacuous and the verifier lets an instruction read its own result (`b1: %s = iadd %s, #1
+shift=0; jump -> b1`), %s is live before the instruction (the read) and after it (the next
+iteration's read, reached without crossing the definition), so the instruction does not
+kill it; `agxir.liveness` agrees (`tests/regressions/liveness_unreachable_self_use.agx`).
 """
 
 from __future__ import annotations

@@ -217,6 +217,30 @@ join:
     assert live_in == liveness.live_in and live_out == liveness.live_out
 
 
+def test_an_unreachable_instruction_reading_its_own_result_does_not_kill_it():
+    # Issue 19: the verifier accepts this (dominance is vacuous in dead code). The iadd
+    # reads %s before writing it, and the back edge carries the new %s to the next read,
+    # so %s is live after the iadd: no kill, as the reference's path definition says.
+    fn = parse(
+        """\
+func @f(u0:32) {
+b0:
+  stop
+b1:
+  %s:32 = iadd %s, #1 shift=0
+  jump -> b1
+}
+"""
+    )
+    liveness = Liveness(fn)
+    iadd = instruction(fn, "s")
+    assert liveness.kills[iadd] == frozenset()
+    assert names(liveness.live_after(iadd)) == {"s"} == names(liveness.live_before(iadd))
+    assert sets(fn, liveness)["b1"] == ({"s"}, {"s"})
+    assert liveness.max_pressure == 2
+    assert compare_liveness(fn, liveness) is None
+
+
 def test_a_given_cfg_is_used():
     fn = parse(LOOP)
     cfg = CFG(fn)
@@ -320,6 +344,8 @@ def functions(draw) -> Function:
                 srcs = [pick(pool, size), pick(pool, size)]
                 if draw(st.booleans()):
                     srcs[1] = srcs[0]  # one value read twice by one instruction
+                if block not in cfg.reachable and draw(st.integers(0, 3)) == 0:
+                    srcs[0] = Operand(dest)  # dead code may read its own result (issue 19)
                 body.append(Instruction(OPCODES["iadd"], dest, srcs, {"shift": 0}))
             pool.append(dest)
             values_of[block].append(dest)
