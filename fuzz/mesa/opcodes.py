@@ -30,8 +30,10 @@ TABLE: tuple[Mapping, ...] = (
     Mapping("imad", "imad", "same fields: shift"),
     Mapping("imul", None, "a NIR op: Mesa's isel emits imad a, b, #0; translating it so would "
             "come back as imad, not imul"),
-    Mapping("bitop", "bitop", "truth table in Mesa's truth_table, same bit order (Mesa's "
-            "mov/not/and/or/xor pseudo-ops come back as bitop with their tables)"),
+    Mapping("bitop", "bitop", "truth table in Mesa's truth_table, same bit order; the tables "
+            "of mov/not (second source #0) and and/or/xor go as Mesa's pseudo-ops of those "
+            "names, as its isel emits them (its copyprop knows only mov), and come back as "
+            "bitop"),
     Mapping("bfi", "bfi", "mask in bfi_mask"),
     Mapping("bfeil", "bfeil", "mask in bfi_mask"),
     Mapping("extr", "extr", "mask in bfi_mask"),

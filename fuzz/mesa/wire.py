@@ -29,6 +29,8 @@ ROUND_RTZ, ROUND_RTE = 0, 1
 COND_ROWS = ("if_icmp", "if_fcmp", "else_icmp", "else_fcmp", "while_icmp", "while_fcmp")
 FLOAT_COND_OPS = ("fcmp", "fcmpsel", "if_fcmp", "else_fcmp", "while_fcmp", "fcmp_ballot")
 BITOP_TABLES = {"mov": 0xA, "not": 0x5, "and": 0x8, "or": 0xE, "xor": 0x6}
+PSEUDO_BITOPS = {tt: name for name, tt in BITOP_TABLES.items()}
+ZERO = ir.Operand(ir.Immediate(0))
 
 
 class Untranslatable(Exception):
@@ -135,6 +137,13 @@ class _Encoder:
             sat = 1
         elif name == "bitop":
             imm = a["tt"]
+            # Mesa's isel emits mov/not/and/or/xor pseudo-ops (agx_lower_pseudo makes them
+            # bitops), and its copyprop knows only `mov`: the aliases go as those
+            alias = PSEUDO_BITOPS.get(imm)
+            if alias in ("mov", "not") and srcs[1] == ZERO:
+                mesa, imm, srcs = alias, 0, srcs[:1]
+            elif alias in ("and", "or", "xor"):
+                mesa, imm = alias, 0
         elif name in ("bfi", "bfeil", "extr"):
             imm = a["mask"]
         elif name == "mov_imm":
