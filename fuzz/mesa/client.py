@@ -114,6 +114,20 @@ class BridgeClient:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode(errors="replace")
 
+    def _exchange(self, request: bytes, timeout: float):
+        """Send one request; (first answer line, the lines up to `end`, the last line read:
+        None when the bridge went quiet)."""
+        self.process.stdin.write(request)
+        head = self._read_line(timeout + BACKSTOP)
+        lines: list[str] = []
+        line = head
+        while head is not None:
+            line = self._read_line(timeout + BACKSTOP)
+            if line is None or line == "end":
+                break
+            lines.append(line)
+        return head, lines, line
+
     def request(self, passes: list[str], shader: list[str],
                 timeout: float | None = None) -> Result:
         """Run `passes` on the wire-form `shader`; never raises for what Mesa does."""
@@ -126,18 +140,16 @@ class BridgeClient:
             text = (f"request {max(1, int(timeout * 1000))}\npasses {' '.join(passes)}\n"
                     + "\n".join(shader) + "\nend\n")
             try:
-                self.process.stdin.write(text.encode())
+                head, lines, line = self._exchange(text.encode(), timeout)
             except BrokenPipeError:
                 self.close()
                 return Result("error", ["the bridge died before the request was sent"])
-            head = self._read_line(timeout + BACKSTOP)
-            lines: list[str] = []
-            while head is not None:
-                line = self._read_line(timeout + BACKSTOP)
-                if line is None or line == "end":
-                    break
-                lines.append(line)
-            else:
+            except BaseException:
+                # Interrupted mid-request (the harness's deadline, Ctrl-C): the answer may
+                # still come, and must not be read as the next request's; start afresh.
+                self.close()
+                raise
+            if head is None:
                 self.close()  # stuck or dead: the next request starts a new bridge
                 return Result("timeout", ["the bridge did not answer"], "bridge")
             if line is None:

@@ -62,3 +62,25 @@ def test_bad_requests_are_refused_not_crashes(client):
     malformed = client.request([], ["shader 1 1", "block 0 -1 -1 0", "i mov_imm 1"])
     assert (malformed.status, malformed.message) == ("error", "malformed instruction line")
     assert client.request([], SMALL).status == "ok"
+
+
+def test_an_interrupted_request_leaves_no_answer_for_the_next(client, monkeypatch):
+    """A deadline (SIGALRM in the harness) can interrupt the client mid-answer: the bridge is
+    restarted, so the next request never reads the interrupted one's answer."""
+    assert client.request([], SMALL).status == "ok"
+    real = client._read_line
+
+    def interrupted(timeout):
+        raise KeyboardInterrupt  # what a signal handler's exception looks like here
+
+    monkeypatch.setattr(client, "_read_line", interrupted)
+    try:
+        client.request(["optimizer"], SMALL)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the interruption was swallowed")
+    monkeypatch.setattr(client, "_read_line", real)
+    answer = client.request([], MISMATCHED_PHI)
+    assert answer.status == "ok"
+    assert answer.lines[0] == "shader 2 3 0"  # this request's program, not SMALL's
