@@ -11,8 +11,9 @@ process per Python process, built from the Mesa tree on first use: `$AGXFUZZ_MES
 or the shared tree) and replaces it with Mesa's answer, so the harness judges Mesa's output
 with the oracles it has. What Mesa does wrong surfaces as an exception the harness reports
 as a crash finding: `MesaCrash` (an assert or agx_validate, its text the signature),
-`MesaHang`, `MesaLivenessDiffers` (`mesa:liveness` against the reference), `WireError`
-(Mesa answered something the model cannot spell). A function Mesa has no counterpart for
+`MesaLivenessDiffers` (`mesa:liveness` against the reference), `WireError`
+(Mesa answered something the model cannot spell); a hang is the harness's `PassTimedOut`,
+a timeout finding. A function Mesa has no counterpart for
 raises `NotTranslatable`, which a campaign counts by opcode and does not report.
 """
 
@@ -63,10 +64,6 @@ class MesaCrash(Exception):
     """Mesa aborted or exited (an assert, agx_validate): the message is its text."""
 
 
-class MesaHang(Exception):
-    """The request outran its timeout."""
-
-
 class MesaLivenessDiffers(Exception):
     """agx_compute_liveness disagrees with the reference liveness."""
 
@@ -84,7 +81,9 @@ def client() -> BridgeClient:
 
         # AGXFUZZ_MESA_BRIDGE: a bridge binary already built (the tests' session build)
         binary = os.environ.get("AGXFUZZ_MESA_BRIDGE") or build_bridge().path
-        timeout = float(os.environ.get("AGXFUZZ_MESA_TIMEOUT", "8"))
+        # A backstop: the harness's own deadline (--pass-timeout) comes first and, when it
+        # interrupts a request, the client restarts the bridge
+        timeout = float(os.environ.get("AGXFUZZ_MESA_TIMEOUT", "60"))
         _CLIENT = BridgeClient(binary, timeout=timeout)
     return _CLIENT
 
@@ -139,8 +138,10 @@ def mesa_pass(name: str) -> PassUnderTest:
         result = outcome.result
         if result.status == "crash":
             raise MesaCrash(f"Mesa {result.detail}: {result.message}")
-        if result.status == "timeout":
-            raise MesaHang(f"Mesa ran past its timeout ({result.message})")
+        if result.status == "timeout":  # the harness's timeout oracle, as for any pass
+            from fuzz.harness import PassTimedOut
+
+            raise PassTimedOut(f"Mesa ran past the bridge's timeout ({result.message})")
         if result.status == "error":
             raise RuntimeError(f"the bridge refused the request: {result.message}")
         if outcome.liveness is not None:

@@ -32,6 +32,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "bridge.h"
 
@@ -187,6 +190,10 @@ serve(char **lines, unsigned nlines, long timeout_ms)
       return;
    }
    if (pid == 0) {
+#ifdef __linux__
+      /* A bridge killed mid-request (the client's deadline) takes its child along */
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
       dup2(out[1], 1);
       dup2(err[1], 2);
       close(out[0]);

@@ -105,3 +105,21 @@ def test_a_program_mesa_cannot_take_is_declined_and_counted(capsys):
     assert findings == []
     assert harness.stats.not_translatable == 1
     assert harness.stats.not_translatable_opcodes == {"imul": 1}
+
+
+def test_a_mesa_hang_is_a_timeout_finding(monkeypatch):
+    """The bridge's `spin` pass never ends: the harness's deadline interrupts the request
+    (a timeout finding, as for any pass), the client restarts the bridge, and the next
+    program is served."""
+    from fuzz.harness import Harness
+    from fuzz.mesa import passes
+    from oracles.inputs import InputSet
+
+    monkeypatch.setitem(passes.MESA_PASSES, "spin", ("spin",))
+    fn = parse_function(SAXPY.read_text(), str(SAXPY))
+    harness = Harness([InputSet(threads=4)], pass_timeout=1)
+    findings = harness.check(fn, [[registered("lower-cf"), passes.mesa_pass("mesa:spin")]])
+    assert [(f.pass_name, f.oracle) for f in findings] == [("mesa:spin", "timeout")]
+    assert findings[0].message == "the pass ran longer than 1 s"
+    again = harness.check(fn, [[registered("lower-cf"), registered("mesa:optimizer")]])
+    assert again == []
