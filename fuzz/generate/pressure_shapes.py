@@ -14,11 +14,13 @@ With the `pressure` group on, the program builder (`program._Program`) asks this
   moved into phis. Now and then `loop_step` breaks one rotation with a computed value (a
   chain hanging off the cycle, which must be copied before the cycle is broken);
 * `join_phi`: at a join, a phi of immediates and uniforms, exported at once (`observe`);
-* `fragment`: in a latch, narrow values of which every other one dies, then a wide
-  value: the holes the dead ones leave are too narrow for it, so at a tight bound the
-  allocator must evict (move live values) to find it an aligned register;
+* `fragment`: in a latch (or, in a function with no loop, at the end of an if side),
+  narrow values of which every other one dies, then wide values: the holes the dead ones
+  leave are too narrow for them, so at a tight bound the allocator must evict (move live
+  values) to find them aligned registers;
 * `hold` / `release`: in a preheader, values of mixed sizes that stay live across the
-  loop and are read only at its exit (folded and exported, so a value an eviction
+  loop and are read only at its exit (in a function with no loop, from the entry to the
+  stop block) (folded and exported, so a value an eviction
   clobbered shows in the outputs). Under a tight register bound (`ra-demand`) the loop's
   own values then displace them, which is what makes the allocator evict inside the loop
   and fix up the header's entry map on the back edge.

@@ -20,12 +20,14 @@ its own (no other export writes it), so which lanes went where stays observable.
 block exports and stores a few of the values computed last, so that what the program
 computes is observable.
 
-In two programs in three with the `pressure` group on, `pressure_shapes` adds what
-stresses the machine passes (taking half the random picks' share of the size): now and
-then a CFG of loops and ifs without an else (critical edges), groups of loop phis
-whose back-edge sources rotate the group (cycles and swaps of registers; immediates and
-uniforms entering them), phis of immediates at joins, and values held live across a loop
-(read at its exit), which a tight register bound makes the allocator evict.
+In half the programs with the `pressure` group on, `pressure_shapes` adds what stresses
+the machine passes, in place of most random picks outside the blocks that end in a
+two-way branch (`PRESSURE_SHARE`): half the time a CFG of loops and ifs without an else
+(critical edges), groups of loop phis whose back-edge sources rotate the group (cycles
+and swaps of registers; immediates and uniforms entering them), phis of immediates at
+joins, values held live across each loop (read at its exit; across the whole function
+when it has no loop) and fragmented values in latches (and at the ends of if sides when
+there is no loop), which a tight register bound makes the allocator evict and fix up.
 
 The builder is an `addresses.AddressEmitter`: with the `address` group on, some picks are
 array accesses through computed addresses (most of them with `address_heavy`, which also
@@ -52,7 +54,7 @@ INPUT_BUFFER_SIZES = (1024, 4096, 256)
 FRAME_BYTES = 24  # choice bytes per random instruction from a byte source (see frame())
 HEAVY_FRAME_BYTES = 40  # the same for address-heavy programs (array accesses decide more)
 UNIFORM_BYTES = 20
-PRESSURE_SHARE = 0.4  # of the random picks a program keeps when pressure_shapes add theirs
+PRESSURE_SHARE = 0.2  # of the random picks a pressure program keeps outside branch blocks
 R = OPCODES
 _PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
 # Kinds of pre-created phis (the last two: pressure_shapes' rotating groups and join phis).
@@ -129,9 +131,9 @@ class _Program(AddressEmitter):
         below, f = self.below, self.f
         uniforms = self.declare_uniforms()
         max_blocks = max(1, min(40, self.size // 4))
-        # Two programs in three of the `pressure` group are pressure programs (the rest keep
-        # the whole size for the other shapes); half of those draw a CFG of loops and ifs.
-        self.pressure = f.pressure and below(3) != 0
+        # Half the programs of the `pressure` group are pressure programs (the rest keep the
+        # whole size for the other shapes); half of those draw a CFG of loops and ifs.
+        self.pressure = f.pressure and below(2) == 1
         cfg = pressure.pressure_cfg if self.pressure and below(2) else _generate_cfg
         shape = self.shape = cfg(
             self.source.frame(8 * max_blocks + 8), f, max_blocks=max_blocks,
@@ -181,7 +183,10 @@ class _Program(AddressEmitter):
         # instructions, and terminators, phis and loop counters make up the rest.
         # Address-heavy picks emit more instructions (about 3 on average).
         mean = self.size / ((3 if f.address_heavy else 2) * n)
-        if self.pressure:  # pressure_shapes' values take a share of the size
+        # pressure_shapes' values take a share of the size, but not in blocks ending in a
+        # two-way branch, where the compare shapes (exec_cmp_shapes) need their picks.
+        self.p_branching = mean / (mean + 1)
+        if self.pressure:
             mean *= PRESSURE_SHARE
         self.p_continue = mean / (mean + 1)
         self.max_per_block = 2 * self.size
@@ -318,6 +323,8 @@ class _Program(AddressEmitter):
             self.tid()
         source = self.source
         table, pick, more, p = self.table, source.pick, source.boolean, self.p_continue
+        if self.shape.roles[b] in (BRANCH, GUARD):
+            p = self.p_branching
         for _ in range(self.max_per_block):
             if not more(p):
                 break
@@ -333,10 +340,18 @@ class _Program(AddressEmitter):
             if self.pressure:
                 self.held.setdefault(state.loop.exit, []).extend(pressure.hold(self))
             self.loop_setup(state)
+        elif b == 0 and self.pressure and not self.shape.loops:
+            # No loop to hold values across: across the whole function, so an eviction in
+            # one side of an if moves a value the join expects elsewhere.
+            stop = self.shape.roles.index(STOP)
+            if stop != 0:
+                self.held.setdefault(stop, []).extend(pressure.hold(self))
         state = self.loop_at.get(b)
-        if state is not None and state.loop.latch == b:
-            if self.pressure:
-                pressure.fragment(self)
+        latch = state is not None and state.loop.latch == b
+        if self.pressure and (latch or (not self.shape.loops and self.joins_next(b)
+                                        and self.below(2))):
+            pressure.fragment(self)
+        if latch:
             self.loop_step(state, b)
         role = self.shape.roles[b]
         if role == STOP:
@@ -346,6 +361,12 @@ class _Program(AddressEmitter):
         self.tested = finish_block(self) if self.exec_pending is not None else None
         self.terminator(b, role)
         self.fill_phis(b)
+
+    def joins_next(self, b: int) -> bool:
+        """Whether `b` jumps to a join (a block with other predecessors): the end of an if
+        side, where a value an eviction moved must be moved back."""
+        succs = self.succs[b]
+        return len(succs) == 1 and len(self.preds[succs[0]]) > 1
 
     def fill_phis(self, b: int) -> None:
         for s in self.succs[b]:
