@@ -70,6 +70,12 @@ class Stats:
     # Pipelines not run because control-flow lowering cannot structure the program (the
     # machine pipeline runs on every program it can structure; this says how many it could not).
     unstructurable: int = 0
+    # Programs an allocator gave up on (RegisterBoundExceeded: no spilling) whose reference
+    # demand really exceeds the register file (oracles.machine.pressure_oracle).
+    unallocatable: int = 0
+    # Steps whose refinement could not be judged on some input set: the output ran out of
+    # the budget the input's own step count gives it (fuzz.step_oracles, docs/guarantees.md).
+    inconclusive: int = 0
     # Programs a Mesa pass (fuzz/mesa/) could not take, and per opcode how many held it.
     not_translatable: int = 0
     not_translatable_opcodes: Counter = field(default_factory=Counter)
@@ -95,6 +101,8 @@ class Stats:
         self.skipped_undefined += other.skipped_undefined
         self.skipped_out_of_fuel += other.skipped_out_of_fuel
         self.unstructurable += other.unstructurable
+        self.unallocatable += other.unallocatable
+        self.inconclusive += other.inconclusive
         self.not_translatable += other.not_translatable
         self.not_translatable_opcodes.update(other.not_translatable_opcodes)
         self.pass_runs.update(other.pass_runs)
@@ -151,6 +159,18 @@ def _declined(error: Exception, fn: Function) -> bool:
     return structurable(fn) is not None
 
 
+def _over_the_bound(error: BaseException, exec_fn: Function | None) -> bool:
+    """An allocator may give up on a program whose demand exceeds the register file (this
+    model does not spill, nor does Mesa 23.3.6), and that is not a finding, but only when
+    the reference demand of the pipeline's exec-level program agrees (a vreg program needs
+    at least as much: out-of-SSA only adds copies): one that gives up below it has crashed."""
+    if type(error).__name__ != "RegisterBoundExceeded" or exec_fn is None:
+        return False
+    from oracles.machine.pressure_oracle import over_the_register_file
+
+    return over_the_register_file(exec_fn) is not None
+
+
 class Harness:
     """Checks programs under a fixed list of input sets; memoizes per program text."""
 
@@ -178,6 +198,7 @@ class Harness:
         self._liveness: dict[str, str | None] = {}
         self._verdicts: dict[tuple, tuple[str, str, InputSet | None] | None] = {}
         self._declined = False
+        self._unallocatable = False
         self._paths: set[str] = set()
         self._machine = False
 
@@ -246,6 +267,7 @@ class Harness:
         self._liveness.clear()
         self._verdicts.clear()
         self._declined = False
+        self._unallocatable = False
         self._paths: set[str] = set()  # the machine paths (agxir.machine.paths) reached
         self._machine = False  # whether some pass brought the program to the machine level
         self.features = features = set()
@@ -279,6 +301,7 @@ class Harness:
     def check_pipeline(self, fn: Function, text: str, pipeline: Sequence[PassUnderTest]):
         original = text
         current, current_text = fn, text
+        exec_fn = fn if fn.level == "exec" else None  # the last exec-level program seen
         names: list[str] = []
         features = self.features
         for position, step in enumerate(pipeline):
@@ -317,6 +340,12 @@ class Harness:
                         self._declined = True
                         features.add(feature.oracle("unstructurable"))
                     return None
+                if _over_the_bound(error, exec_fn):
+                    if not self._unallocatable:  # once per program, like unstructurable
+                        self.stats.unallocatable += 1
+                        self._unallocatable = True
+                        features.add(feature.oracle("unallocatable"))
+                    return None
                 return found("crash", f"{type(error).__name__}: {error}")
             try:
                 after = print_function(work)
@@ -347,4 +376,6 @@ class Harness:
                 oracle, message, input_set = verdict
                 return found(oracle, message, input_set)
             current, current_text = work, after
+            if work.level == "exec":
+                exec_fn = work
         return None

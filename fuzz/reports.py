@@ -21,6 +21,10 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
             "undefined": stats.skipped_undefined,
             "out_of_fuel": stats.skipped_out_of_fuel,
         },
+        # Declined or undecided, never findings (docs/guarantees.md).
+        "not_structurable": stats.unstructurable,
+        "not_allocatable": stats.unallocatable,
+        "inconclusive_steps": stats.inconclusive,
         "pass_runs": dict(stats.pass_runs),
         "pass_changes": {name: stats.pass_changes.get(name, 0) for name in units},
         "rule_hits": {f"{pass_name}/{rule}": count

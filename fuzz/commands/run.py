@@ -35,6 +35,12 @@ def _print_summary(result, units, seed: int) -> None:
         print(f"pass memory limit hit: {result.memory_limit_hits} times (--pass-memory)")
     if stats.unstructurable:
         print(f"machine pipeline: {stats.unstructurable} programs not structurable, not lowered")
+    if stats.unallocatable:
+        print(f"machine pipeline: {stats.unallocatable} programs not allocatable (over the "
+              "register bound), not allocated")
+    if stats.inconclusive:
+        print(f"refinement inconclusive: {stats.inconclusive} steps whose output ran out of "
+              "the budget the input's own step count gives it (not findings)")
     if stats.not_translatable:
         by_opcode = ", ".join(f"{name} {count}"
                               for name, count in stats.not_translatable_opcodes.most_common())

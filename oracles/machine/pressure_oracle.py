@@ -14,6 +14,10 @@ by walking back from each use), not from `agxir.liveness` or `agxir.machine.pres
   every point (`reference_mesa_points`); `mesa_demand_difference` holds
   `agxir.machine.pressure.demand` to it.
 
+`over_the_register_file` is the independent check behind "not allocatable": an allocator
+that gives up (`RegisterBoundExceeded`, no spilling) has declined rightly only when the
+reference demand with r0l beside it really exceeds the 256-half file.
+
 `demand_difference` checks an allocation: the demand it reports must equal the reference
 (Mesa 8cc96d64 fixed a count that took phis twice; the occupancy follows from it), no
 register may reach past the bound it reports, and it must use at least as many distinct
@@ -23,7 +27,7 @@ highest half used is at least the demand, past r0l when it is reserved).
 
 from __future__ import annotations
 
-from agxir.ir import R0L, Function, Register, Value
+from agxir.ir import NUM_HALVES, R0L, Function, Register, Value
 from agxir.machine.occupancy import threads_for_halves
 from oracles.liveness_reference import ReferenceLiveness, reference_liveness
 
@@ -58,6 +62,20 @@ def reference_demand(fn: Function, ref: ReferenceLiveness | None = None) -> int:
                 occupied += ins.dest.size // 16
             demand = max(demand, occupied)
     return demand
+
+
+def over_the_register_file(exec_fn: Function) -> str | None:
+    """Why exec-level `exec_fn` cannot be allocated without spilling (its reference demand,
+    plus r0l when it has control flow, exceeds the 256 halves of the register file), or
+    None when it fits: an allocator that gives up on it then has crashed. Every bound the
+    `ra` passes use is the file or at least the need, so the file is the bound here."""
+    demand = reference_demand(exec_fn)
+    reserved = 1 if _has_control_flow(exec_fn) else 0
+    if demand + reserved <= NUM_HALVES:
+        return None
+    beside = " (r0l beside them)" if reserved else ""
+    return (f"needs {demand} halves at once{beside}, over the register file of "
+            f"{NUM_HALVES} halves")
 
 
 def _mesa_width(value: Value) -> int:
