@@ -1,12 +1,15 @@
 """What keeps a pass under test from taking the campaign down with it, or hiding in it.
 
 Workers die with the campaign and ignore Ctrl-C; each pass they run is under an
-address-space limit relative to what its process holds when it starts;
-each pass run is stamped in shared memory (which pass, since when) so the campaign can tell
-a pass that defeated its in-process deadline and kill the worker. Anything that re-runs a
-pass in the campaign's own process (reduction, deduplication, finding which step killed a
-worker) does it in a forked child with a time limit instead: whatever the pass does to that
-process, and however long it hangs, stays there.
+address-space limit relative to what its process holds when it starts (`--pass-memory`,
+`pass_memory_limit`); each pass run is stamped in shared memory (which pass, since when) so
+the campaign can tell a pass that defeated its in-process deadline and kill the worker.
+Anything that re-runs a pass in the campaign's own process (reduction, deduplication,
+finding which step killed a worker) does it in a forked child with a time limit instead:
+whatever the pass does to that process, and however long it hangs, stays there.
+`check_supervised` is one program checked so, the way `check`, `repro`, `reduce` (each
+candidate) and the report's replay of a death run it; `death_verdict` tells a death the
+memory limit caused from a crash of the pass.
 """
 
 from __future__ import annotations
