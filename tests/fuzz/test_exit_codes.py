@@ -324,3 +324,14 @@ def test_opt_and_interp_rows(tmp_path, capsys):
     assert _main("opt", str(module), "-p", "dce", "--expect-unchanged") == 0
     assert _main("opt", str(module), "-p", "lower-cf", "--expect-unchanged") == 1  # its own
     assert _main("opt", str(GOLDEN / "parse_unknown_opcode.agx"), "-p", "dce") == 2
+
+
+def test_liveness_row_0_2(tmp_path):
+    """Row 1 (a disagreement) is `tests/fuzz/commands/test_liveness.py`'s."""
+    assert _main("liveness", SAXPY) == 0
+    lowered = tmp_path / "exec.agx"
+    opt = agxfuzz("opt", SAXPY, "-p", "lower-cf")
+    assert opt.returncode == 0, opt.stderr
+    lowered.write_text("\n".join(line for line in opt.stdout.splitlines()
+                                 if not line.startswith(";")) + "\n")
+    assert _main("liveness", str(lowered)) == 2
