@@ -67,6 +67,7 @@ MAX_INTERPRETED_BUFFER = 64 << 20
 # with both (100 million threads take gigabytes), so larger ones are refused up front.
 MAX_THREADS = 1 << 16
 MAX_SETS = 1024
+THREADS_PER_RUN = 16  # all input sets together: at most this many times MAX_THREADS threads
 
 
 def set_max_threads(threads: int) -> None:
@@ -81,6 +82,10 @@ def check_input_size(threads: int, sets: int, where: str) -> None:
                          f"of {MAX_THREADS} (agxfuzz --max-threads N raises it)")
     if sets > MAX_SETS:
         raise UsageError(f"agxfuzz: {where}: {sets} input sets is over the limit of {MAX_SETS}")
+    if threads * sets > MAX_THREADS * THREADS_PER_RUN:
+        raise UsageError(f"agxfuzz: {where}: {sets} input sets of {threads} threads are over "
+                         f"the limit of {MAX_THREADS * THREADS_PER_RUN} threads in all "
+                         "(agxfuzz --max-threads N raises it)")
 
 
 def input_sets_for(fn, args):
@@ -103,6 +108,7 @@ def input_sets_for(fn, args):
         return sets
     check_input_size(args.threads, 1, "--threads")
     check_input_size(1, args.sets, "--sets")
+    check_input_size(args.threads, args.sets, "--threads and --sets")
     return random_input_sets(fn, args.threads, args.seed, args.sets)
 
 

@@ -158,6 +158,9 @@ def _records(tmp_path) -> dict[str, str]:
      "agxfuzz: --threads: 100000000 threads per input set is over the limit of 65536"),
     (("interp", SAXPY, "--input", "threads=100000000"), 2, "is over the limit of 65536"),
     (("check", SAXPY, "--sets", "5000"), 2, "agxfuzz: --sets: 5000 input sets is over"),
+    (("interp", SAXPY, "--threads", "65536", "--sets", "17"), 2,
+     "agxfuzz: --threads and --sets: 17 input sets of 65536 threads are over the limit of "
+     "1048576 threads in all"),
     (("tv", SAXPY, SAXPY, "--threads", "70000"), 2, "agxfuzz: --threads: 70000 threads"),
     # Issue 19 item 6: prefixed errors.
     (("interp", SAXPY, "--inputs", "/nonexistent.json"), 2,
