@@ -68,9 +68,32 @@ __wrap_agx_emit_parallel_copies(agx_builder *b, struct agx_copy *copies,
  * which is what Mesa's copies make true on each edge: the model's spelling of
  * a phi resolved by edge copies, which the RA checker reads.
  */
+struct kept_mov {
+   agx_instr *mov, *next; /* next: the instruction after it before RA, or NULL */
+   agx_block *block;
+};
+
 void
 bridge_ra_keeping_copies(agx_context *ctx)
 {
+   /* agx_ra also unlinks the moves it coalesced (source and destination one
+    * register); they are linked back as that self-move, which the RA checker
+    * aligns with the input's move, and `lower-copies` drops them as agx_ra does */
+   unsigned nmovs = 0, movs_cap = 16;
+   struct kept_mov *movs = malloc(movs_cap * sizeof(*movs));
+   agx_foreach_block(ctx, block) {
+      agx_foreach_instr_in_block(block, I) {
+         if (I->op != AGX_OPCODE_MOV)
+            continue;
+         if (nmovs == movs_cap) {
+            movs_cap *= 2;
+            movs = realloc(movs, movs_cap * sizeof(*movs));
+         }
+         agx_instr *next = I == agx_last_instr(block) ? NULL : agx_next_op(I);
+         movs[nmovs++] = (struct kept_mov){I, next, block};
+      }
+   }
+
    unsigned n = 0, cap = 16;
    agx_instr **phis = malloc(cap * sizeof(*phis));
    agx_block **homes = malloc(cap * sizeof(*homes));
@@ -89,6 +112,17 @@ bridge_ra_keeping_copies(agx_context *ctx)
    bridge_record_copies = true;
    agx_ra(ctx);
    bridge_record_copies = false;
+
+   /* Latest first, so a removed move's anchor (a later removed move) is back */
+   for (unsigned k = nmovs; k-- > 0;) {
+      struct kept_mov *m = &movs[k];
+      if (m->mov->link.next != NULL)
+         continue; /* still there */
+      agx_cursor cursor = m->next ? agx_before_instr(m->next)
+                                  : agx_after_block(m->block);
+      agx_builder_insert(&cursor, m->mov);
+   }
+   free(movs);
 
    for (unsigned k = n; k-- > 0;) {
       agx_instr *phi = phis[k];
@@ -112,12 +146,19 @@ bridge_ra_keeping_copies(agx_context *ctx)
    free(homes);
 }
 
-/* Mesa's sequentializer on each kept parallel copy; the phis kept above (every
- * source the phi's register) go, as agx_ra removes them */
+/* Mesa's sequentializer on each kept parallel copy; the phis and coalesced
+ * moves kept above go, as agx_ra removes them */
 void
 bridge_lower_copies(agx_context *ctx)
 {
    agx_foreach_instr_global_safe(ctx, I) {
+      if (I->op == AGX_OPCODE_MOV && I->src[0].type == AGX_INDEX_REGISTER &&
+          I->dest[0].type == AGX_INDEX_REGISTER &&
+          I->dest[0].size == I->src[0].size &&
+          I->src[0].value == I->dest[0].value) {
+         agx_remove_instruction(I); /* agx_ra's own rule for a coalesced move */
+         continue;
+      }
       if (I->op == AGX_OPCODE_PHI) {
          bool trivial = I->dest[0].type == AGX_INDEX_REGISTER;
          agx_foreach_src(I, s)
