@@ -178,10 +178,10 @@ def output_level(fn: ir.Function, passes: list[str] | tuple[str, ...]) -> str:
 
 
 def run_passes(client: BridgeClient, fn: ir.Function, passes: list[str] | tuple[str, ...],
-               timeout: float | None = None) -> Outcome:
+               timeout: float | None = None, *, checked: bool = False) -> Outcome:
     """`fn` through Mesa's `passes`; raises Untranslatable (before sending) or WireError
     (Mesa answered something the model cannot say)."""
-    lines, names = encode(fn)
+    lines, names = encode(fn, checked=checked)
     result = client.request(list(passes), lines, timeout)
     if result.status != "ok":
         return Outcome(result)
