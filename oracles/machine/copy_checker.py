@@ -70,6 +70,15 @@ def _parallel(registers: _Registers, ins: Instruction) -> None:
     registers.halves.update(moved)
 
 
+def _half_rotate(ins: Instruction) -> bool:
+    """`extr r, r, r, #16` on a 32-bit register r: its two halves swapped, as Mesa's
+    agx_lower_parallel_copy.c swaps r0l and r0h (this project's sequentializer uses xors)."""
+    return (ins.name == "extr" and ins.dest.size == 32 and ins.attrs.get("mask") == 0
+            and ins.srcs[0].ref == ins.dest and ins.srcs[1].ref == ins.dest
+            and ins.srcs[2].ref == Immediate(16)
+            and not any(s.abs or s.neg for s in ins.srcs))
+
+
 def _move(registers: _Registers, ins: Instruction) -> bool:
     """Apply `ins` if it is a move the lowering may emit; False if it is not one."""
     if not isinstance(ins.dest, Register):
@@ -78,6 +87,10 @@ def _move(registers: _Registers, ins: Instruction) -> bool:
         value = ins.attrs["value"]
         for piece, half in enumerate(ins.dest.halves):
             registers.halves[half] = _atoms(("imm", (value >> (16 * piece)) & 0xFFFF))
+        return True
+    if _half_rotate(ins):  # Mesa's do_swap of a register's two halves (fuzz/mesa/)
+        low, high = ins.dest.halves
+        registers.halves[low], registers.halves[high] = registers.get(high), registers.get(low)
         return True
     if ins.name != "bitop" or any(s.abs or s.neg for s in ins.srcs):
         return False

@@ -123,3 +123,30 @@ def test_a_mesa_hang_is_a_timeout_finding(monkeypatch):
     assert findings[0].message == "the pass ran longer than 1 s"
     again = harness.check(fn, [[registered("lower-cf"), registered("mesa:optimizer")]])
     assert again == []
+
+
+MACHINE = ROOT / "tests" / "golden" / "machine"
+
+
+@pytest.mark.parametrize("case", ["Swap", "Cycle3", "TwoSwaps", "ManyDependentCopies",
+                                  "VectorizeAlignedHalfRegs", "64bit_overlap"])
+def test_the_copy_checker_reads_mesas_sequentializer(case, capsys):
+    """Mesa's swaps (three xors, or one `extr r, r, r, #16` for a register's halves) are
+    what the copy checker reads."""
+    path = MACHINE / f"lower_copies_{case}.agx"
+    assert main(["check", str(path), "--passes", "mesa:lower-copies", "--seed", "1"]) == 0
+    assert "every oracle agrees" in capsys.readouterr().out
+
+
+def test_mesa_23_3_6_splits_a_64_bit_immediate_copy_wrong(bridge, capsys):
+    """agx_emit_parallel_copies of 23.3.6 copies `d2 = #10` as r2 = 10, r3 = 12 (the split
+    adds 2 to the source, right for a register only; later Mesa has Immediate64 for it):
+    the copy checker says so. On another Mesa tree this documents the finding instead."""
+    path = MACHINE / "lower_copies_Immediate64.agx"
+    status = main(["check", str(path), "--passes", "mesa:lower-copies", "--seed", "1"])
+    out = capsys.readouterr().out
+    if bridge.version == "23.3.6":
+        assert status == 1
+        assert "mesa:lower-copies: copy-checker: in b0, `export d2 slot=0` does not read" in out
+    else:  # a Mesa with the fix copies it right
+        assert status == 0, out

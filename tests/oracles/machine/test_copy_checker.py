@@ -268,3 +268,13 @@ def test_identical_original_moves_after_a_copy_are_aligned_in_polynomial_time():
                                         "  r1 = xor r1, r2\n"))
     # An extra `r10 = mov r20` in the lowering is harmless here (r10 is overwritten alike).
     assert check_copy_lowering(before, extra) == []
+
+
+def test_a_half_rotate_is_a_swap_and_only_of_its_own_register():
+    """Mesa's spelling of a swap of a register's two halves: `extr r1, r1, r1, #16`."""
+    before, after = lowered(SWAP, "  r1 = extr r1, r1, #16 mask=0\n")
+    assert check_copy_lowering(before, after) == []
+    _, shifted = lowered(SWAP, "  r1 = extr r1, r1, #8 mask=0\n")
+    assert check_copy_lowering(before, shifted) != []
+    _, elsewhere = lowered(SWAP, "  r2 = extr r1, r1, #16 mask=0\n")
+    assert check_copy_lowering(before, elsewhere) != []
