@@ -169,14 +169,17 @@ def _first_error(output: str) -> str:
     return lines[0] if lines else "the compiler failed with no output"
 
 
-def _compile_all(src: Path, work: Path, version: str) -> Path:
+def _compile_all(src: Path, work: Path, version: str, patches=()) -> Path:
     gen = work / "gen"
     gen.mkdir()
     _generate(src, gen)
     flags = [*CFLAGS, *DEFINES, f'-DPACKAGE_VERSION="{version}"',
              f'-DAGXFUZZ_MESA_VERSION="{version}"', f"-I{gen}", f"-I{BRIDGE_C}"]
+    patched = _overlay(src, work / "overlay", patches)  # before the tree: ours win
+    flags += [f"-I{d}" for d in sorted({path.parent for path in patched.values()})]
     flags += [f"-I{src / d}" for d in INCLUDES]
     units = [src / "src/asahi/compiler" / f"{name}.c" for name in COMPILER_FILES]
+    units = [patched.get(unit.relative_to(src).as_posix(), unit) for unit in units]
     units += [src / "src" / f"{name}.c" for name in UTIL_FILES]
     units += [gen / "agx_opcodes.c"] + sorted(BRIDGE_C.glob("*.c"))
     objects = [work / f"{index}_{unit.stem}.o" for index, unit in enumerate(units)]
@@ -204,9 +207,33 @@ def _compile_all(src: Path, work: Path, version: str) -> Path:
     return binary
 
 
-def build_bridge(src: Path | None = None, *, force: bool = False) -> Bridge:
+def _overlay(src: Path, overlay: Path, patches) -> dict[str, Path]:
+    """Patched copies of the files `patches` (fuzz/mesa/variants) touch, under `overlay`:
+    {path in the tree: the copy}. PatchDoesNotApply (one line, the patch's name)."""
+    from fuzz.mesa.variants import apply
+
+    texts: dict[str, str] = {}
+
+    def read(path: str) -> str | None:
+        if path in texts:
+            return texts[path]
+        return (src / path).read_text() if (src / path).is_file() else None
+
+    for patch in patches:
+        texts.update(apply(patch, read))
+    out = {}
+    for path, text in texts.items():
+        (overlay / path).parent.mkdir(parents=True, exist_ok=True)
+        (overlay / path).write_text(text)
+        out[path] = overlay / path
+    return out
+
+
+def build_bridge(src: Path | None = None, *, force: bool = False, patches=()) -> Bridge:
     """The bridge built from `src` (default `default_mesa_src()`), from the cache when the
-    same inputs were built before."""
+    same inputs were built before. `patches`: `fuzz.mesa.variants.Patch`es applied to
+    copies of the files they touch (a wrong variant's build; part of the cache key); one
+    that does not apply raises PatchDoesNotApply naming it."""
     src = src if src is not None else default_mesa_src()
     if src is None:
         raise MesaBuildError("agxfuzz: no Mesa tree: set AGXFUZZ_MESA_SRC or pass "
@@ -214,12 +241,20 @@ def build_bridge(src: Path | None = None, *, force: bool = False) -> Bridge:
     src = Path(src).resolve()
     version = check_tree(src)
     key = input_hash(src)
+    if patches:  # a wrong variant: its patches are inputs too
+        from fuzz.mesa.variants import apply
+
+        for patch in patches:  # refuse one that does not apply before any compiling
+            apply(patch, lambda path: (src / path).read_text()
+                  if (src / path).is_file() else None)
+        key = hashlib.sha256("\n".join([key, *(p.text for p in patches)]).encode())
+        key = key.hexdigest()[:20]
     target = cache_root() / key / BINARY
     if target.is_file() and not force:
         return Bridge(target, src, version, cached=True)
     target.parent.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent.parent, prefix="build-") as tmp:
-        binary = _compile_all(src, Path(tmp), version)
+        binary = _compile_all(src, Path(tmp), version, patches)
         target.parent.mkdir(exist_ok=True)
         staged = target.parent / f".{BINARY}.{os.getpid()}"
         shutil.copy2(binary, staged)
