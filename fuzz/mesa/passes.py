@@ -76,6 +76,11 @@ NOT_TRANSLATABLE: Counter = Counter()
 def client() -> BridgeClient:
     """This process's bridge, built (or found in the cache) on first use."""
     global _CLIENT
+    wanted = os.environ.get("AGXFUZZ_MESA_BRIDGE")  # a zoo variant's bridge replaces ours
+    if _CLIENT is not None and wanted and str(_CLIENT.binary) != wanted:
+        if _CLIENT.owner_pid == os.getpid():
+            _CLIENT.close()
+        _CLIENT = None
     if _CLIENT is None or _CLIENT.owner_pid != os.getpid():
         from fuzz.mesa.build import build_bridge
 
