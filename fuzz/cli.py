@@ -228,6 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     zoo.add_argument("--time-per-bug", type=_positive_float, default=60.0, metavar="S",
                      help="campaign time budget per variant (default 60)")
+    zoo.add_argument("--mesa", nargs="?", const="", metavar="DIR", help="the wrong variants "
+                     "planted in Mesa's C (fuzz/mesa/variants), each built from the Mesa tree DIR "
+                     "(default $AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6) and hunted on the "
+                     "pipelines of run --mesa (see docs/mesa.md)")
     zoo.add_argument("--only", metavar="NAMES", help="only these variants, comma-separated")
     zoo.add_argument("--seed", type=_seed, help="seed for every variant's campaign")
     zoo.add_argument("--jobs", type=_positive, help="worker processes (default: all cores)")

@@ -38,6 +38,33 @@ def _variants(args):
     return variants
 
 
+def _mesa_variants(args):
+    """`--mesa`: (the variants planted in Mesa's C, each built; the patches that do not
+    apply to the tree, each reported by name on stderr)."""
+    from fuzz.mesa.build import MesaBuildError
+    from fuzz.mesa.variants import names
+    from fuzz.mesa.zoo import mesa_variants
+
+    if getattr(args, "default_cost", False):
+        raise UsageError("agxfuzz: zoo --mesa runs the Mesa pipelines; --default-cost is the "
+                         "model's")
+    wanted = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    unknown = [name for name in wanted or [] if name not in names()]
+    if unknown:
+        raise UsageError(f"agxfuzz: unknown Mesa variant {unknown[0]!r}; known: "
+                         f"{', '.join(names())}")
+    try:
+        variants, refused = mesa_variants(wanted, Path(args.mesa) if args.mesa else None,
+                                          lambda name, bridge: print(
+                                              f"{name}: bridge {'cached' if bridge.cached else 'built'}",
+                                              flush=True))
+    except MesaBuildError as error:
+        raise UsageError(str(error)) from None
+    for one in refused:
+        print(one.message, file=sys.stderr)
+    return variants, [one.name for one in refused]
+
+
 def _default_pipelines() -> list:
     """The pipelines a default `agxfuzz run` checks every program with."""
     import argparse
@@ -54,7 +81,8 @@ def run_zoo(args) -> int:
     from fuzz.reports import write_sarif
     from fuzz.zoo.runner import run_variant, summary
 
-    variants = _variants(args)
+    mesa = getattr(args, "mesa", None) is not None  # the variants planted in Mesa's C
+    variants, refused = _mesa_variants(args) if mesa else (_variants(args), [])
     if getattr(args, "html", None):  # refuse now, not after the zoo, when dot is missing
         from fuzz.commands.report import require_dot
 
@@ -81,6 +109,8 @@ def run_zoo(args) -> int:
                   f"{outcome.oracle:<11} {outcome.reduced_instructions:>8}", flush=True)
         else:
             print(f"{variant.name:<34} {'NO':<7} {'-':>8} {'-':>9}  {'-':<11} {'-':>8}", flush=True)
+            if outcome.message:  # why a finding was not this variant's catch
+                print(f"  {outcome.message}", flush=True)
     totals = summary(outcomes)
     print(f"caught {totals['caught']} of {totals['variants']}; seconds to detection median "
           f"{_num(totals['seconds_median'])}, max {_num(totals['seconds_max'])}; reduced "
@@ -102,7 +132,7 @@ def run_zoo(args) -> int:
 
         write_report(args.html, out, title=f"agxfuzz zoo, seed {seed}",
                      records=[o.files.record for o in outcomes if o.caught and o.files])
-    missed = [o.variant.name for o in outcomes if not o.caught]
+    missed = [o.variant.name for o in outcomes if not o.caught] + refused
     if missed:
         print(f"agxfuzz: not caught: {', '.join(missed)}", file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,9 @@ class Variant:
     # the lowering before it (and, for an allocator, the copy lowering after it).
     before: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
+    # A wrong variant in Mesa's C (fuzz.mesa.zoo.MesaBuild): its own bridge build, the
+    # pipelines its campaign runs (Mesa-translatable programs) and the check of a catch.
+    mesa: object = None
 
     def pipeline(self) -> list[PassUnderTest]:
         from fuzz.passes_under_test import registered
@@ -65,7 +69,8 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
     as `CampaignConfig`'s (off by default: the blind stream the zoo's tables were timed on)."""
     from agxir.text import parse_function
 
-    pipelines = [variant.pipeline(), *(beside or [])]
+    mesa = variant.mesa
+    pipelines = [*(mesa.pipelines() if mesa else [variant.pipeline()]), *(beside or [])]
     config = CampaignConfig(
         seed=seed,
         pipelines=pipelines,
@@ -76,10 +81,13 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
         address_heavy=variant.address_heavy,
         guidance=guidance,
         coverage_every=coverage_every,
+        mesa_translatable=mesa is not None,
     )
-    replay_flags = _replay_flags(pipelines[0])
+    # by name, the first pipeline's unit first (a Mesa variant's finding may be any one's)
+    replay_flags = _replay_flags([unit for pipeline in reversed(pipelines) for unit in pipeline])
     store = FindingStore(out / variant.name, replay_flags)
-    result = run_campaign(config, store)
+    with mesa.bridge() if mesa else nullcontext():  # the variant's bridge, for its workers
+        result = run_campaign(config, store)
     if not result.findings:
         return ZooOutcome(variant, False, None, None, None, None, None, None)
     finding, files = result.findings[0]
@@ -90,7 +98,7 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
                           f"a right pipeline failed first: {finding.pass_name}: {finding.message}",
                           str(files.reproducer) if files else None, finding, files)
     size = parse_function(finding.program).instruction_count()
-    return ZooOutcome(
+    outcome = ZooOutcome(
         variant,
         True,
         result.first_finding_seconds,
@@ -102,6 +110,7 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
         finding,
         files,
     )
+    return mesa.confirm(outcome) if mesa else outcome
 
 
 def _replay_flags(pipeline):

@@ -1,0 +1,213 @@
+"""`agxfuzz zoo --mesa`: the wrong variants planted in Mesa's C (`fuzz/mesa/variants/`),
+each built into a bridge of its own (cached like the clean one, the patch part of the key)
+and hunted by a campaign over the pipelines `agxfuzz run --mesa` runs, through the model
+zoo's runner (`fuzz/zoo/runner.py`) and table.
+
+Mesa 23.3.6 as it is has findings a campaign reaches (docs/mesa-findings.md), so a variant
+counts as caught only by a failure its patch causes. Each pipeline's first Mesa pass is
+gated: it sends the program through the rest of the pipeline's Mesa passes on the clean
+bridge and on the variant's (one request each); where both answer alike the patch made no
+difference to this program (and where clean Mesa crashes, its own finding) the pipeline stops (counted like a program Mesa cannot take,
+never judged); where they differ the variant's pipeline runs under every oracle. A catch is
+confirmed once more: the reduced reproducer through the same pipeline on the clean bridge
+must not fail the same way, else the variant is reported as not caught, with why.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from fuzz.mesa.passes import MESA_PASSES, PREFIX, NotTranslatable
+from fuzz.passes_under_test import PassUnderTest
+
+GATED = "(no difference from clean Mesa)"
+# Where each planted bug lives, for the table and the docs.
+PATCHED = {
+    "agx_optimizer.c": "agx_optimizer",
+    "agx_register_allocate.c": "agx_ra",
+    "agx_lower_parallel_copy.c": "agx_emit_parallel_copies",
+    "agx_liveness.c": "agx_compute_liveness",
+    "agx_pressure_schedule.c": "agx_pressure_schedule",
+}
+
+
+def _comparable(result) -> tuple:
+    """What two bridges' answers are compared by: an `ok` answer's lines exactly; a crash by
+    its signature (the shader agx_validate dumps aside), without file paths and line numbers
+    (a patched file is compiled from elsewhere and its lines moved)."""
+    if result.status == "ok":
+        return (result.status, tuple(result.lines))
+    return (result.status, result.detail,
+            re.sub(r":\d+", ":N", re.sub(r"\S*/", "", result.message)))
+
+
+class _Clients:
+    """One bridge process per binary per process (campaign workers are forked)."""
+
+    def __init__(self) -> None:
+        self.clients: dict[str, object] = {}
+
+    def get(self, binary: str):
+        from fuzz.mesa.client import BridgeClient
+
+        client = self.clients.get(binary)
+        if client is None or client.owner_pid != os.getpid():
+            client = self.clients[binary] = BridgeClient(Path(binary), timeout=10.0)
+        return client
+
+
+_CLIENTS = _Clients()
+
+
+def gated(unit: PassUnderTest, passes: tuple[str, ...], clean: str,
+          variant: str) -> PassUnderTest:
+    """`unit` (the pipeline's first Mesa pass), run only when the bridge `passes` (the rest
+    of the pipeline's Mesa passes) answer differently on the clean and the variant bridge."""
+    from fuzz.mesa.opcodes import untranslatable
+    from fuzz.mesa.wire import Untranslatable, encode
+
+    def run(fn) -> bool:
+        if fn.level in ("exec", "machine") and not untranslatable(fn):
+            try:
+                lines, _ = encode(fn)
+            except Untranslatable:
+                lines = None
+            if lines is not None:
+                answers = [_CLIENTS.get(binary).request(list(passes), lines)
+                           for binary in (clean, variant)]
+                # alike: the patch changed nothing here; clean Mesa crashing: its own
+                # finding (docs/mesa-findings.md), whatever the variant does
+                if (_comparable(answers[0]) == _comparable(answers[1])
+                        or answers[0].status != "ok"):
+                    raise NotTranslatable(Counter({GATED: 1}))
+        return unit.run(fn)
+
+    return PassUnderTest(unit.name, run, unit.flag)
+
+
+def mesa_pipeline_names() -> list[list[str]]:
+    """The pipelines `run --mesa` runs, by name (fuzz/mesa/campaign.py's)."""
+    from fuzz.mesa.passes import MESA_PIPELINES, mesa_prefix
+
+    names: list[list[str]] = []
+    for pipeline in MESA_PIPELINES:
+        full = mesa_prefix(pipeline[0])[:-1] + list(pipeline)
+        if full not in names:
+            names.append(full)
+    return names
+
+
+def _bridge_passes(names: list[str]) -> tuple[str, ...]:
+    return tuple(p for name in names if name.startswith(PREFIX)
+                 for p in MESA_PASSES[name[len(PREFIX):]])
+
+
+@dataclass(frozen=True)
+class MesaBuild:
+    """A variant's bridge (`Variant.mesa`): what `fuzz.zoo.runner.run_variant` asks of it."""
+
+    patch: object  # fuzz.mesa.variants.Patch
+    binary: str
+    clean: str
+
+    def pipelines(self) -> list[list[PassUnderTest]]:
+        from fuzz.passes_under_test import registered
+
+        out = []
+        with self.bridge():
+            for names in mesa_pipeline_names():
+                units = [registered(name) for name in names]
+                first = next(i for i, name in enumerate(names) if name.startswith(PREFIX))
+                units[first] = gated(units[first], _bridge_passes(names[first:]), self.clean,
+                                     self.binary)
+                out.append(units)
+        return out
+
+    @contextmanager
+    def bridge(self, binary: str | None = None):
+        """Mesa passes in this process and the workers it forks use the variant's bridge."""
+        old = os.environ.get("AGXFUZZ_MESA_BRIDGE")
+        os.environ["AGXFUZZ_MESA_BRIDGE"] = binary or self.binary
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop("AGXFUZZ_MESA_BRIDGE", None)
+            else:
+                os.environ["AGXFUZZ_MESA_BRIDGE"] = old
+
+    def confirm(self, outcome):
+        """Not caught after all when the clean bridge fails the reproducer the same way."""
+        if not outcome.caught:
+            return outcome
+        same = clean_fails_alike(outcome.finding, self.clean)
+        if same is None:
+            return outcome
+        return replace(outcome, caught=False,
+                       message=f"clean Mesa fails the reproducer too: {same}")
+
+
+def _signature(finding) -> tuple:
+    """Pass, oracle and message exactly (a demand of 4 against 2 is not one of 3 against 2),
+    file paths and line numbers aside."""
+    message = re.sub(r"\.c:\d+", ".c:N", re.sub(r"\S*/", "", finding.message))
+    return (finding.pass_name, finding.oracle, message)
+
+
+def clean_fails_alike(finding, clean: str) -> str | None:
+    """The clean bridge's finding on `finding`'s reproducer and pipeline when it has the
+    same pass, oracle and message (paths aside), else None."""
+    from agxir.text import parse_function
+    from fuzz.generate import ChoiceSource, generate_inputs
+    from fuzz.harness import Harness
+    from fuzz.passes_under_test import registered
+
+    fn = parse_function(finding.program)
+    inputs = ([finding.input_set] if finding.input_set is not None
+              else generate_inputs(fn, ChoiceSource.from_seed(0), threads=32, sets=8))
+    with MesaBuild(None, clean, clean).bridge():
+        pipeline = [registered(name) for name in finding.pipeline]
+        found = Harness(inputs).check(fn, [pipeline])
+    for other in found:
+        if _signature(other) == _signature(finding):
+            return f"{other.pass_name}: {other.oracle}: {other.message}"
+    return None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A variant whose patch does not apply to the tree given (reported by name)."""
+
+    name: str
+    message: str
+
+
+def mesa_variants(only: list[str] | None = None, src: Path | None = None,
+                  on_build=None) -> tuple[list, list[Refused]]:
+    """(the zoo's Variants, one per patch, each with its bridge built or found in the
+    cache; the patches that do not apply to `src`). `on_build(name, bridge)` is called
+    after each build. MesaBuildError for a tree that does not build at all."""
+    from fuzz.mesa import variants as patches
+    from fuzz.mesa.build import build_bridge
+    from fuzz.zoo.runner import Variant
+
+    clean = str(build_bridge(src).path)
+    out, refused = [], []
+    for name in only or patches.names():
+        patch = patches.load(name)
+        try:
+            bridge = build_bridge(src, patches=[patch])
+        except patches.PatchDoesNotApply as error:
+            refused.append(Refused(name, str(error)))
+            continue
+        if on_build is not None:
+            on_build(name, bridge)
+        where = ", ".join(PATCHED.get(Path(path).name, path) for path, _ in patch.files)
+        out.append(Variant(name, f"{patch.mirrors()}; patch in {where}", patch.bug_class(),
+                           mesa=MesaBuild(patch, str(bridge.path), clean)))
+    return out, refused
