@@ -64,6 +64,9 @@ DEFINES = ("-D_GNU_SOURCE", "-DHAVE_PTHREAD", "-DHAVE_ENDIAN_H", "-DHAVE_STRUCT_
 CFLAGS = ("-O1", "-g", "-std=gnu11", "-fno-strict-aliasing", "-w")
 
 
+WHERE = "set AGXFUZZ_MESA_SRC, or name one: mesa build --mesa-src DIR, run --mesa DIR"
+
+
 class MesaBuildError(Exception):
     """One line saying why the bridge could not be built."""
 
@@ -94,8 +97,7 @@ def cache_root() -> Path:
 def check_tree(src: Path) -> str:
     """The tree's Mesa version; raises MesaBuildError unless `src` has the AGX backend."""
     if not src.is_dir():
-        raise MesaBuildError(f"agxfuzz: no Mesa tree at {src} (set AGXFUZZ_MESA_SRC or "
-                             "pass --mesa-src DIR)")
+        raise MesaBuildError(f"agxfuzz: no Mesa tree at {src} ({WHERE})")
     needed = [f"src/asahi/compiler/{name}.c" for name in COMPILER_FILES]
     needed += [f"src/{name}.c" for name in UTIL_FILES]
     needed += [f"src/{script}" for script, _, _ in GENERATORS]
@@ -236,8 +238,7 @@ def build_bridge(src: Path | None = None, *, force: bool = False, patches=()) ->
     that does not apply raises PatchDoesNotApply naming it."""
     src = src if src is not None else default_mesa_src()
     if src is None:
-        raise MesaBuildError("agxfuzz: no Mesa tree: set AGXFUZZ_MESA_SRC or pass "
-                             "--mesa-src DIR")
+        raise MesaBuildError(f"agxfuzz: no Mesa tree ({WHERE})")
     src = Path(src).resolve()
     version = check_tree(src)
     key = input_hash(src)

@@ -62,8 +62,8 @@ def test_a_missing_or_foreign_tree_is_one_line(tmp_path, capsys):
     assert main(["mesa", "build", "--mesa-src", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        f"agxfuzz: no Mesa tree at {tmp_path / 'nowhere'} (set AGXFUZZ_MESA_SRC or pass "
-        "--mesa-src DIR)",
+        f"agxfuzz: no Mesa tree at {tmp_path / 'nowhere'} (set AGXFUZZ_MESA_SRC, or name one: "
+        "mesa build --mesa-src DIR, run --mesa DIR)",
         f"agxfuzz: {tmp_path} is not a Mesa tree with the AGX backend (no "
         "src/asahi/compiler/agx_optimizer.c; 36 of 36 files missing)",
     ]
