@@ -1,9 +1,10 @@
 """The shapes that put the machine passes under pressure: what makes the register allocator
 evict and fix up entry maps, and what makes copy lowering break cycles and swap.
 
-With the `pressure` group on, the program builder (`program._Program`) asks this module for:
+In a pressure program (half the programs with the `pressure` group on), the program
+builder (`program._Program`) asks this module for:
 
-* `pressure_cfg`: now and then a CFG drawn mostly from loops and ifs without an else (a
+* `pressure_cfg`: half the time, a CFG drawn mostly from loops and ifs without an else (a
   branch straight to its join is a critical edge: several in one function), never from
   unstructured regions (which control-flow lowering often declines);
 * `header_phis`: at a loop header, one or two groups of 2-4 phis of one size each (16,
@@ -20,10 +21,10 @@ With the `pressure` group on, the program builder (`program._Program`) asks this
   values) to find them aligned registers;
 * `hold` / `release`: in a preheader, values of mixed sizes that stay live across the
   loop and are read only at its exit (in a function with no loop, from the entry to the
-  stop block) (folded and exported, so a value an eviction
-  clobbered shows in the outputs). Under a tight register bound (`ra-demand`) the loop's
-  own values then displace them, which is what makes the allocator evict inside the loop
-  and fix up the header's entry map on the back edge.
+  stop block), folded and exported there, so a value an eviction clobbered shows in the
+  outputs. Under a tight register bound (`ra-demand`) the loop's own values displace
+  them: the allocator evicts inside the loop (or one side of an if) and fixes up the entry
+  map of the header on the back edge (or of the join on the other side).
 """
 
 from __future__ import annotations
@@ -49,8 +50,6 @@ R = OPCODES
 _PHI = R["phi"]
 # Region kinds of a pressure CFG: ifs without an else (critical edges) and loops first.
 _WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 4}
-# A held value's op per size: one that mixes its sources, so a clobbered one shows.
-_FOLD = {16: "iadd", 32: "iadd", 64: "iadd"}
 
 
 class _PressureShapes(_ShapeBuilder):
@@ -205,13 +204,15 @@ def _wide(em, wide: int) -> Operand:
 
 
 def release(em, held: list[Operand]) -> None:
-    """At a loop's exit: the held values folded per size into one value each, exported to
-    a slot (when exports are on) and offered to the rest of the program."""
+    """At a loop's exit (or the stop block): the held values folded per size into one
+    value each, exported to a slot (when exports are on) and offered to the rest of the
+    program."""
     by_size: dict[int, Operand] = {}
     for op in held:
         size = op.ref.size
         if size in by_size:
-            by_size[size] = em.emit(R[_FOLD[size]], size, [by_size[size], op], {"shift": 0})
+            # iadd mixes its sources: a clobbered held value changes the exported sum
+            by_size[size] = em.emit(R["iadd"], size, [by_size[size], op], {"shift": 0})
         else:
             by_size[size] = op
             em.pools[size].append(op)
@@ -221,8 +222,8 @@ def release(em, held: list[Operand]) -> None:
 
 
 def fragment(em) -> None:
-    """Half the time, in a latch: a few narrow values with holes between them, then 1-3
-    wide ones, folded and exported at once (see the module docstring)."""
+    """Three times in four: up to 6 narrow values with holes between them, then 1-3 wide
+    ones, folded and exported at once (see the module docstring)."""
     below = em.below
     if not below(4) or len(em.sizes) < 2:
         return
