@@ -193,18 +193,26 @@ def mesa_variants(only: list[str] | None = None, src: Path | None = None,
     cache; the patches that do not apply to `src`). `on_build(name, bridge)` is called
     after each build. MesaBuildError for a tree that does not build at all."""
     from fuzz.mesa import variants as patches
-    from fuzz.mesa.build import build_bridge
+    from fuzz.mesa.build import build_bridge, check_tree, default_mesa_src
     from fuzz.zoo.runner import Variant
 
-    clean = str(build_bridge(src).path)
-    out, refused = [], []
-    for name in only or patches.names():
+    tree = Path(src if src is not None else default_mesa_src() or ".").resolve()
+    check_tree(tree)
+    applying, refused = [], []
+    for name in only or patches.names():  # refused before anything is built
         patch = patches.load(name)
         try:
-            bridge = build_bridge(src, patches=[patch])
+            patches.apply(patch, lambda path: (tree / path).read_text()
+                          if (tree / path).is_file() else None)
         except patches.PatchDoesNotApply as error:
             refused.append(Refused(name, str(error)))
             continue
+        applying.append(patch)
+    clean = str(build_bridge(tree).path) if applying else ""
+    out = []
+    for patch in applying:
+        name = patch.name
+        bridge = build_bridge(tree, patches=[patch])
         if on_build is not None:
             on_build(name, bridge)
         where = ", ".join(PATCHED.get(Path(path).name, path) for path, _ in patch.files)
