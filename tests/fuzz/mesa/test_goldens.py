@@ -15,7 +15,7 @@ MESA_GOLDENS = sorted((ROOT / "tests" / "golden" / "mesa").glob("*.agx"))
 
 
 def test_there_are_mesa_goldens():
-    assert len(MESA_GOLDENS) >= 13
+    assert len(MESA_GOLDENS) >= 21
 
 
 @pytest.mark.parametrize("path", MESA_GOLDENS, ids=lambda p: p.name)
