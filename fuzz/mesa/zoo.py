@@ -4,13 +4,16 @@ and hunted by a campaign over the pipelines `agxfuzz run --mesa` runs, through t
 zoo's runner (`fuzz/zoo/runner.py`) and table.
 
 Mesa 23.3.6 as it is has findings a campaign reaches (docs/mesa-findings.md), so a variant
-counts as caught only by a failure its patch causes. Each pipeline's first Mesa pass is
-gated: it sends the program through the rest of the pipeline's Mesa passes on the clean
-bridge and on the variant's (one request each); where both answer alike the patch made no
-difference to this program (and where clean Mesa crashes, its own finding) the pipeline stops (counted like a program Mesa cannot take,
-never judged); where they differ the variant's pipeline runs under every oracle. A catch is
-confirmed once more: the reduced reproducer through the same pipeline on the clean bridge
-must not fail the same way, else the variant is reported as not caught, with why.
+counts as caught only by a failure its patch causes. Each Mesa pass of a variant's
+pipelines is gated (each, since the reducer may drop passes): it sends its input through the
+rest of the pipeline's Mesa passes on the clean bridge and on the variant's (one request
+each). The pipeline stops there, counted like a
+program Mesa cannot take and never judged, where both answer alike (the patch changed
+nothing on this program) or where clean Mesa has a finding of its own by an oracle that
+needs no inputs (a crash, the verifier, the demand oracle, liveness); elsewhere the
+variant's pipeline runs under every oracle. A catch is confirmed once more: the reduced
+reproducer through the same pipeline on the clean bridge must not fail the same way
+(refinement included), else the variant is reported as not caught, with why.
 """
 
 from __future__ import annotations
@@ -64,10 +67,41 @@ class _Clients:
 _CLIENTS = _Clients()
 
 
-def gated(unit: PassUnderTest, passes: tuple[str, ...], clean: str,
-          variant: str) -> PassUnderTest:
-    """`unit` (the pipeline's first Mesa pass), run only when the bridge `passes` (the rest
-    of the pipeline's Mesa passes) answer differently on the clean and the variant bridge."""
+def clean_fails_unaided(fn, names: list[str], clean: str) -> bool:
+    """Clean Mesa's own finding on `fn` through the Mesa passes `names`, by every oracle that
+    needs no inputs: a crash, the verifier after each step, the demand oracle after agx_ra,
+    agx_compute_liveness against the reference. (Refinement needs the campaign's inputs: a
+    clean refinement failure is caught by `MesaBuild.confirm` instead.)"""
+    from agxir.ir import clone_function
+    from agxir.verifier import verify
+    from fuzz.mesa.client import run_passes
+    from fuzz.mesa.passes import _reference_difference
+    from oracles.machine.pressure_oracle import demand_difference
+
+    current = fn
+    for name in names:
+        outcome = run_passes(_CLIENTS.get(clean), current, MESA_PASSES[name[len(PREFIX):]])
+        if outcome.result.status != "ok":
+            return True
+        if outcome.liveness is not None and _reference_difference(current, outcome.liveness):
+            return True
+        after = clone_function(current)
+        got = outcome.function
+        after.blocks, after.level, after.notes = got.blocks, got.level, dict(got.notes)
+        if verify(after):
+            return True
+        if name == f"{PREFIX}ra" and current.level == "exec" and demand_difference(current,
+                                                                                 after):
+            return True
+        current = after
+    return False
+
+
+def gated(unit: PassUnderTest, names: list[str], clean: str, variant: str) -> PassUnderTest:
+    """`unit` (the pipeline's first Mesa pass), run only when the bridge passes of `names`
+    (the rest of the pipeline's Mesa passes) answer differently on the clean and the variant
+    bridge, and clean Mesa has no finding of its own there (`clean_fails_unaided`)."""
+    passes = _bridge_passes(names)
     from fuzz.mesa.opcodes import untranslatable
     from fuzz.mesa.wire import Untranslatable, encode
 
@@ -83,7 +117,7 @@ def gated(unit: PassUnderTest, passes: tuple[str, ...], clean: str,
                 # alike: the patch changed nothing here; clean Mesa crashing: its own
                 # finding (docs/mesa-findings.md), whatever the variant does
                 if (_comparable(answers[0]) == _comparable(answers[1])
-                        or answers[0].status != "ok"):
+                        or answers[0].status != "ok" or clean_fails_unaided(fn, names, clean)):
                     raise NotTranslatable(Counter({GATED: 1}))
         return unit.run(fn)
 
@@ -121,11 +155,10 @@ class MesaBuild:
         out = []
         with self.bridge():
             for names in mesa_pipeline_names():
-                units = [registered(name) for name in names]
-                first = next(i for i, name in enumerate(names) if name.startswith(PREFIX))
-                units[first] = gated(units[first], _bridge_passes(names[first:]), self.clean,
-                                     self.binary)
-                out.append(units)
+                # every Mesa pass, not only the first: the reducer may drop passes
+                out.append([gated(registered(name), names[i:], self.clean, self.binary)
+                            if name.startswith(PREFIX) else registered(name)
+                            for i, name in enumerate(names)])
         return out
 
     @contextmanager
