@@ -88,6 +88,10 @@ def _convert_sizes(ins) -> str | None:
         return f"convert mode={mode} needs a 16- or 32-bit float source"
     if mode == "f2f" and src == dest:
         return "convert mode=f2f needs different source and destination sizes"
+    if mode == "f2f" and ins.srcs[0].is_immediate:
+        # AGX's convert has no f2f mode (Mesa spells f2f as fadd a, -0.0), so no encoding
+        # says what its immediate would mean
+        return "convert mode=f2f cannot take an immediate"
     return None
 
 
@@ -165,8 +169,9 @@ ROWS: tuple[Opcode, ...] = (
     Opcode("ffma", "a * b + c, rounded once", (float_src("a"), float_src("b"), float_src("c")),
         (16, 32), floating.ffma, sat=True),
     Opcode("fmov", "fadd a, -0.0", (float_src("a"),), (16, 32), floating.fmov, sat=True),
-    Opcode("convert", "u2f/s2f round to nearest even; f2u/f2s truncate and saturate", (
-        Src("a", RAW, ALL_SIZES, imm=None),), (16, 32), floating.convert,
+    Opcode("convert", "u2f/s2f round to nearest even; f2u/f2s truncate and saturate; an "
+        "immediate is an integer 0..255 (AGX's ALU source encoding)", (
+        Src("a", RAW, ALL_SIZES),), (16, 32), floating.convert,
         (Attr("mode", floating.CONVERT_MODES),), check=_convert_sizes),
     # --- address math ------------------------------------------------------------------------
     Opcode("amul", "a * b; undefined when the exact unsigned product exceeds INT32_MAX", (

@@ -7,6 +7,7 @@ zero-extends it, a float slot reads an 8-bit minifloat. Per destination width W 
 audit proves every one of them):
 
     imm8-W   value v < 256            -> #v        INT and RAW slots taking immediates
+                                                   (convert's, but in mode f2f)
     neg-W    value 2^W - k, 0 < k < 256 -> #k.neg  slots allowing .neg (iadd b, imad c):
              -k at any width, so 16- and 64-bit sources keep their sign (SubInlineImmediate)
     fimm-W   the f16/f32 bits of a minifloat k -> #k   float slots of ALU ops (exact)
@@ -78,6 +79,9 @@ def _slot(b, kinds, modifier: str | None = None):
 
 
 def int_slot(b) -> bool:
+    # convert takes an integer immediate in every mode AGX encodes, not f2f (Mesa has none)
+    if b.root.name == "convert" and b.root.attrs["mode"] == "f2f":
+        return False
     return _slot(b, (INT, RAW)) is not None
 
 

@@ -483,8 +483,19 @@ def test_uniform_declarations():
 def test_immediates_only_where_allowed():
     x = v("x")
     assert_error(
-        straight(ins("convert", x, 1, attrs={"mode": "u2f"})),
-        "source a of convert cannot be an immediate",
+        straight(ins("u2u64", v("x", 64), 1)),
+        "source a of u2u64 cannot be an immediate",
+    )
+    # convert takes an integer immediate (Mesa inlines one, issue 20), but not as an f2f
+    assert_valid(straight(ins("convert", x, 255, attrs={"mode": "u2f"})))
+    assert_valid(straight(ins("convert", x, 5, attrs={"mode": "f2s"})))
+    assert_error(
+        straight(ins("convert", x, 256, attrs={"mode": "u2f"})),
+        "immediate #256 does not fit the 8-bit immediate of source a of convert",
+    )
+    assert_error(
+        straight(ins("convert", x, 1, attrs={"mode": "f2f"})),
+        "convert mode=f2f cannot take an immediate",
     )
 
 
