@@ -264,7 +264,9 @@ def run_tests(tree: Path, targets: list[str], timeout: float, log: Path) -> dict
             "seconds": round(time.monotonic() - started, 1), "tail": tail}
 
 
-def judge(mutant, args, base: Path, work: Path, plan: dict) -> dict:
+def judge(mutant, args, base: Path, work: Path, plan: dict, survived: dict | None = None) -> dict:
+    """Run one mutant; `survived`: a campaign record of a longer run that killed it only
+    after this run's budget (it survived this one: only the tests run)."""
     source = (base / mutant.path).read_text()
     record = {"key": mutant.key, "module": mutant.path, "line": mutant.line,
               "kind": mutant.kind, "mutation": mutant.description, "text": str(mutant)}
@@ -272,10 +274,16 @@ def judge(mutant, args, base: Path, work: Path, plan: dict) -> dict:
     mutant_tree(base, tree, mutant.path, mutant.apply(source))
     logs = work / "logs"
     stem = tree.name
-    campaign = run_campaign(tree, plan["passes"], args, logs / f"{stem}.campaign.txt")
+    if survived is not None:
+        campaign = dict(survived, findings=[], killed_later=survived.get("programs"))
+        campaign["programs"] = args.programs
+    else:
+        campaign = run_campaign(tree, plan["passes"], args, logs / f"{stem}.campaign.txt")
     record["campaign"] = campaign
     findings = campaign.get("findings") or []
-    if "error" in campaign and campaign.get("rc") is not None:
+    if survived is not None:
+        record["verdict"] = "survived-campaign"
+    elif "error" in campaign and campaign.get("rc") is not None:
         record["verdict"] = "trivial"  # the run could not even start: an import error
     elif campaign.get("rc") is None:
         record["verdict"] = "campaign-timeout"
@@ -414,6 +422,9 @@ def main() -> int:
     parser.add_argument("--test-timeout", type=float, default=600.0)
     parser.add_argument("--campaign-timeout", type=float, default=3600.0)
     parser.add_argument("--json", help="write every mutant's record here (after each mutant)")
+    parser.add_argument("--resume-from", metavar="JSON",
+                        help="take the mutants a run of this commit with at least --programs "
+                             "recorded (a kill after --programs programs is a survivor here)")
     parser.add_argument("--resume", action="store_true",
                         help="skip mutants --json already holds for this commit and settings")
     parser.add_argument("--work", default="/tmp/mutbench/run")
@@ -421,6 +432,7 @@ def main() -> int:
                         help="print the table of earlier runs' --json files and exit")
     parser.add_argument("--judgements", metavar="JSON",
                         help="with --summarize: {mutant: [equivalent|correct|gap, why]}")
+    parser.add_argument("--commit", default="HEAD", help="the commit to measure (default HEAD)")
     parser.add_argument("--working-tree", action="store_true",
                         help="copy the working tree with its uncommitted changes (default: HEAD)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -438,7 +450,7 @@ def main() -> int:
 
     work = Path(args.work)
     base = work / "base"
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], text=True,
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", args.commit], text=True,
                             capture_output=True).stdout.strip() or "unknown"
     if args.working_tree:
         commit += " + the working tree's uncommitted changes"
@@ -475,6 +487,22 @@ def main() -> int:
         if old.get("settings") == settings:
             wanted = {m.key: str(m) for m in order}
             records = [r for r in old["mutants"] if wanted.get(r["key"]) == r["text"]]
+    later: dict[str, dict] = {}  # killed by a longer run after this run's budget
+    if args.resume_from:
+        old = json.loads(Path(args.resume_from).read_text())
+        same = {k: v for k, v in old["settings"].items() if k != "programs"}
+        if same == {k: v for k, v in settings.items() if k != "programs"} and \
+                old["settings"]["programs"] >= args.programs:
+            wanted = {m.key: str(m) for m in order}
+            for r in old["mutants"]:
+                if wanted.get(r["key"]) != r["text"] or r["verdict"] == "campaign-timeout":
+                    continue
+                if r["verdict"] == "killed-campaign" and r["campaign"]["programs"] > args.programs:
+                    later[r["key"]] = r["campaign"]
+                    continue
+                records.append(dict(r, from_run_of=old["settings"]["programs"]))
+        else:
+            print(f"--resume-from {args.resume_from}: other settings, not used", flush=True)
     done = {r["key"] for r in records}
     order = [m for m in order if m.key not in done]
     lock = Lock()
@@ -487,7 +515,7 @@ def main() -> int:
 
     def one(mutant) -> None:
         try:
-            record = judge(mutant, args, base, work, plans[mutant.path])
+            record = judge(mutant, args, base, work, plans[mutant.path], later.get(mutant.key))
         except Exception as error:  # a bench bug: say so, do not count the mutant
             print(f"{mutant}: bench error {type(error).__name__}: {error}", flush=True)
             return
