@@ -53,10 +53,36 @@ def _materialize_phi_sources(fn: Function) -> None:
                 phi.srcs[k] = Operand(value)
 
 
+def _export_dead_values(fn: Function) -> None:
+    """NIR's DCE runs before Mesa's isel, so its backend never sees a value nothing reads:
+    each such value is exported right after its definition, to the output slots the
+    program's own exports leave free (round robin), so whatever a pass does to it is seen.
+    Without this a planted bug in agx_optimizer mostly rewrote dead code (issue 21)."""
+    used = {src.ref for block in fn.blocks for ins in block.instructions for src in ins.srcs}
+    taken = {ins.attrs["slot"] for block in fn.blocks for ins in block.instructions
+             if ins.name == "export"}
+    free = [slot for slot in range(8) if slot not in taken]
+    if not free:
+        return
+    count = 0
+    for block in fn.blocks:
+        out = []
+        for ins in block.instructions:
+            out.append(ins)
+            dest = ins.dest
+            if (isinstance(dest, Value) and dest not in used and ins.name != "phi"
+                    and not ins.is_terminator):
+                out.append(Instruction(OPCODES["export"], None, [Operand(dest)],
+                                       {"slot": free[count % len(free)]}))
+                count += 1
+        block.instructions = out
+
+
 def mesa_spelling(fn: Function) -> Function:
-    """`fn` with imul, signext and fmov spelled as Mesa's isel spells them, and large phi
-    sources Mesa never has given an instruction (in place)."""
+    """`fn` with imul, signext and fmov spelled as Mesa's isel spells them, large phi
+    sources Mesa never has given an instruction, and its dead values exported (in place)."""
     _materialize_phi_sources(fn)
+    _export_dead_values(fn)
     zero = Operand(Immediate(0))
     for block in fn.blocks:
         for index, ins in enumerate(block.instructions):
