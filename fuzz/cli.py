@@ -316,6 +316,18 @@ def build_parser() -> argparse.ArgumentParser:
     mesa_build.add_argument("--mesa-src", metavar="DIR", help="the Mesa tree (default: "
                             "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
     mesa_build.add_argument("--force", action="store_true", help="build even on a cache hit")
+    mesa_test = mesa_actions.add_parser("test", help="a Mesa finding as a gtest case in the "
+                                        "style of src/asahi/compiler/test/")
+    mesa_test.add_argument("finding", metavar="FINDING", help="a finding's .json record or .agx")
+    mesa_test.add_argument("--variant", metavar="NAME", help="the planted variant (zoo --mesa) "
+                           "the finding was found with; the tree's own output is the expected one")
+    mesa_test.add_argument("--mesa-src", metavar="DIR", help="the Mesa tree (default: "
+                           "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
+    mesa_test.add_argument("--standalone", action="store_true",
+                           help="with the includes and a fixture, to compile as it is")
+    mesa_test.add_argument("--run", action="store_true", help="also compile it with Mesa's gtest "
+                           "against the tree (and the variant's patched copy) and run it: exit 0 "
+                           "when it fails with the bug and passes without")
     mesa_cmd.set_defaults(handler=_command("fuzz.commands.mesa:run_mesa"))
     return parser
 

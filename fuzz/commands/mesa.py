@@ -13,6 +13,10 @@ from fuzz.commands.errors import UsageError
 
 
 def run_mesa(args) -> int:
+    if getattr(args, "mesa_action", "build") == "test":  # a finding as a Mesa unit test
+        from fuzz.mesa.gtest import run_test_command
+
+        return run_test_command(args)
     from fuzz.mesa.build import MesaBuildError, build_bridge
 
     src = Path(args.mesa_src) if args.mesa_src else None

@@ -561,3 +561,47 @@ def compile_and_run(source: str, src: Path, patches=()) -> subprocess.CompletedP
               "-lm", "-o", str(binary)], "compiling the test")
         return subprocess.run([str(binary), "--gtest_color=no"], capture_output=True,
                               text=True, check=False, timeout=120)
+
+
+def run_test_command(args) -> int:
+    """`agxfuzz mesa test FINDING [--variant NAME] [--standalone] [--run]`."""
+    from fuzz.commands.errors import UsageError
+    from fuzz.mesa import variants
+    from fuzz.mesa.build import MesaBuildError, build_bridge, check_tree, default_mesa_src
+
+    try:
+        src = Path(args.mesa_src) if args.mesa_src else default_mesa_src()
+        if src is None:
+            raise MesaBuildError("agxfuzz: no Mesa tree: set AGXFUZZ_MESA_SRC or pass "
+                                 "--mesa-src DIR")
+        src = src.resolve()
+        check_tree(src)
+        patches = []
+        if args.variant:
+            try:
+                patches = [variants.load(args.variant)]
+            except KeyError:
+                raise UsageError(f"agxfuzz: unknown Mesa variant {args.variant!r}; known: "
+                                 f"{', '.join(variants.names())}") from None
+        case = load_finding(args.finding)
+        clean = build_bridge(src).path
+        found = (build_bridge(src, patches=patches).path if patches
+                 else Path(os.environ.get("AGXFUZZ_MESA_BRIDGE") or clean))
+        source = gtest_case(case, src, clean, found, standalone=args.standalone or args.run)
+    except (GtestError, MesaBuildError, variants.PatchDoesNotApply) as error:
+        raise UsageError(str(error)) from None
+    print(source, end="")
+    if not args.run:
+        return 0
+    runs = ([("with " + args.variant, patches, False)] if patches else []) + [
+        ("on the tree", [], bool(not patches))]
+    verdicts = []
+    for label, with_patches, should_fail in runs:
+        try:
+            done = compile_and_run(source, src, with_patches)
+        except GtestError as error:
+            raise UsageError(str(error)) from None
+        failed = done.returncode != 0
+        print(f"// agxfuzz: {label}: the test {'FAILS' if failed else 'passes'}", flush=True)
+        verdicts.append(failed == (should_fail or bool(with_patches)))
+    return 0 if all(verdicts) else 1
