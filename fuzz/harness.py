@@ -203,19 +203,23 @@ class Harness:
         self._machine = False
 
     # --- memoized oracles ---------------------------------------------------------------------
-    def outcomes(self, fn: Function, text: str) -> list[Outcome]:
-        found = self._outcomes.get(text)
+    def outcomes(self, fn: Function, text: str, fuel: int | None = None) -> list[Outcome]:
+        """`fn`'s outcome per input set, with the run's fuel or (a pass's output, whose
+        budget its input's steps set) `fuel`."""
+        fuel = self.fuel if fuel is None else fuel
+        key = text if fuel == self.fuel else (text, fuel)
+        found = self._outcomes.get(key)
         if found is None:
             if fn.level == "ssa":
                 compiled = CompiledFunction(fn)
-                found = compiled.run(self.input_sets, fuel=self.fuel)
+                found = compiled.run(self.input_sets, fuel=fuel)
                 if compiled.diverged:
                     self.features.add(feature.oracle("divergent"))
             else:
                 from oracles.machine import run_wave
 
-                found = run_wave(fn, self.input_sets, fuel=self.fuel)
-            self._outcomes[text] = found
+                found = run_wave(fn, self.input_sets, fuel=fuel)
+            self._outcomes[key] = found
         return found
 
     def step_verdict(self, step: Step) -> tuple[str, str, InputSet | None] | None:

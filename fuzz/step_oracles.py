@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING
 
 from agxir.ir import Function
 from oracles.inputs import InputSet
-from oracles.outcomes import Returned, first_difference
+from oracles.outcomes import (
+    RETRY_FACTOR,
+    STATIC_FACTOR,
+    STEP_FACTOR,
+    OutOfFuel,
+    Returned,
+    first_difference,
+    output_budget,
+    ran_away,
+)
 
 if TYPE_CHECKING:
     from fuzz.harness import Harness
@@ -109,19 +118,49 @@ def _liveness(harness: Harness, step: Step) -> Verdict | None:
 
 def _refinement(harness: Harness, step: Step) -> Verdict | None:
     """The output refines its input per input set. A machine-level output is compared with
-    the SSA program the pipeline started from: that is what it must still compute."""
+    the SSA program the pipeline started from: that is what it must still compute.
+
+    The output's fuel is relative to the input's own steps (`oracles.outcomes.output_budget`):
+    a lowering may add instructions. An output out of it is run again with RETRY_FACTOR
+    times as much; still out, it is a finding only when a lane of it was active past the
+    budget (`ran_away`), else the step is inconclusive on that input set and counted
+    (`Stats.inconclusive`), never a finding (docs/guarantees.md)."""
     if step.after.level == "ssa":
         reference, reference_text = step.before, step.before_text
     else:
         reference, reference_text = step.source, step.source_text
     before = harness.outcomes(reference, reference_text)
-    after = harness.outcomes(step.after, step.after_text)
-    for input_set, source, target in zip(harness.input_sets, before, after, strict=True):
+    size = step.after.instruction_count()
+    budgets = [output_budget(harness.fuel, s.steps, size) if isinstance(s, Returned) else 0
+               for s in before]
+    budget = max(budgets, default=harness.fuel)
+    after = harness.outcomes(step.after, step.after_text, fuel=budget)
+    retried = None
+    inconclusive = False
+    for index, (input_set, source, target) in enumerate(
+            zip(harness.input_sets, before, after, strict=True)):
         if not isinstance(source, Returned):
             continue
+        if isinstance(target, OutOfFuel):
+            if retried is None:
+                retried = harness.outcomes(step.after, step.after_text,
+                                           fuel=RETRY_FACTOR * budget)
+            target = retried[index]
+            if isinstance(target, OutOfFuel):
+                if not ran_away(target, budgets[index]):
+                    inconclusive = True
+                    continue
+                return Verdict(
+                    f"input returned after {source.steps} instructions but output was still "
+                    f"running after {target.fuel}, a lane active for {target.active_steps} of "
+                    f"them, past its budget of {budgets[index]} ({STEP_FACTOR} x the input's "
+                    f"steps + {STATIC_FACTOR} x the output's {size} instructions, at least the "
+                    f"fuel {harness.fuel})", input_set)
         difference = first_difference(source, target)
         if difference:
             return Verdict(difference, input_set)
+    if inconclusive:
+        harness.stats.inconclusive += 1
     return None
 
 

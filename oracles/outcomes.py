@@ -5,16 +5,19 @@ A program's trap is a value (`Undefined`, `OutOfFuel`); a harness bug is an exce
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Returned:
     """Every thread stopped. `memory` maps each buffer uniform to its final bytes;
-    `outputs[t][slot]` is what thread t exported to that slot, or None."""
+    `outputs[t][slot]` is what thread t exported to that slot, or None. `steps`: the most
+    instructions one thread executed (the SSA interpreter) or the wave did (the wave
+    interpreter); not part of equality, a measure the refinement budget is made from."""
 
     memory: dict[str, bytes]
     outputs: tuple[tuple[int | None, ...], ...]
+    steps: int = field(default=0, compare=False)
 
     kind = "returned"
 
@@ -38,9 +41,14 @@ class Undefined:
 
 @dataclass(frozen=True)
 class OutOfFuel:
-    """Some thread executed more instructions than the fuel allowed."""
+    """Some thread (the wave, on the wave interpreter) executed more instructions than the
+    fuel allowed. `active_steps`: the most instructions one lane had executed while active
+    when it ran out (on the SSA interpreter, every instruction a thread runs is active);
+    not part of equality. A wave can run long with no lane active (every construct once per
+    pass around the loops enclosing it), a lane cannot: docs/guarantees.md."""
 
     fuel: int
+    active_steps: int = field(default=0, compare=False)
 
     kind = "out_of_fuel"
 
@@ -49,6 +57,31 @@ class OutOfFuel:
 
 
 Outcome = Returned | Undefined | OutOfFuel
+
+# The output of a pass gets fuel relative to what its input needed (docs/guarantees.md):
+# per instruction the input executed, STEP_FACTOR; per instruction of the output, once
+# through with no lane active, STATIC_FACTOR; never less than the run's own fuel. An output
+# out of that is run once more with RETRY_FACTOR times as much before it is judged.
+STEP_FACTOR = 8
+STATIC_FACTOR = 8
+RETRY_FACTOR = 16
+
+
+def output_budget(fuel: int, source_steps: int, output_size: int) -> int:
+    """The fuel an output gets where its input returned in `source_steps` (the most
+    instructions one of its threads executed) and the output has `output_size`
+    instructions: what a correct lowering may add (copies, exec-mask rows, fresh blocks)
+    fits in it many times over."""
+    return max(fuel, STEP_FACTOR * source_steps + STATIC_FACTOR * output_size)
+
+
+def ran_away(target: OutOfFuel, budget: int) -> bool:
+    """An output out of fuel at RETRY_FACTOR x `budget` is a hang when some lane of it was
+    active for more than `budget` instructions: no correct lowering makes one thread do
+    that much more than the input did. Otherwise the wave spent its fuel walking code with
+    no lane active (legitimate: a nest of loops is walked once per pass around every loop
+    enclosing it, quadratic in the depth), and the step is inconclusive."""
+    return target.active_steps > budget
 
 
 def first_difference(

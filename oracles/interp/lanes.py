@@ -65,10 +65,15 @@ class Lanes:
                 self.dead_sets[s] = True
                 self.newly_dead = True
 
-    def out_of_fuel(self, lanes_hit, fuel: int) -> None:
+    def out_of_fuel(self, lanes_hit, fuel: int, active_steps=None) -> None:
+        """The input sets of `lanes_hit` ran out of `fuel`; `active_steps` (per lane, all
+        lanes) is what each lane executed while active, for `OutOfFuel.active_steps`."""
         for s in np.unique(self.lane_set[lanes_hit]):
             if self.fate[s] is None:
-                self.fate[s] = OutOfFuel(fuel)
+                most = 0
+                if active_steps is not None:
+                    most = int(active_steps[self.lane_set == s].max())
+                self.fate[s] = OutOfFuel(fuel, most)
                 self.dead_sets[s] = True
                 self.newly_dead = True
 

@@ -185,7 +185,7 @@ class CompiledFunction:
                 if most_steps > fuel:
                     exhausted = act & (steps > fuel)
                     if exhausted.any():
-                        X.out_of_fuel(exhausted, fuel)
+                        X.out_of_fuel(exhausted, fuel, steps)
                 if X.newly_dead:
                     at[X.dead_sets[lane_set]] = _DONE
                     X.newly_dead = False
@@ -195,6 +195,7 @@ class CompiledFunction:
         # Whether lanes of one input set took different ways at some branch (a feature the
         # campaign's guidance records; the ballot's per-wave bookkeeping is X's).
         self.diverged = diverged
+        self.set_steps = _most_per_set(steps, lane_set, len(input_sets))
         return self._outcomes(X, input_sets, buffers)
 
     def _constant_arrays(self, lanes: int) -> dict[int, np.ndarray]:
@@ -206,12 +207,20 @@ class CompiledFunction:
         return cached
 
     def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
-        return outcomes_of(X, input_sets, buffers, self.output_slots)
+        return outcomes_of(X, input_sets, buffers, self.output_slots, self.set_steps)
 
 
-def outcomes_of(X: Lanes, input_sets, buffers, slots: int) -> list[Outcome]:
+def _most_per_set(steps, lane_set, sets: int) -> list[int]:
+    """The most steps of any lane of each input set."""
+    most = np.zeros(sets, dtype=np.int64)
+    np.maximum.at(most, lane_set, steps)
+    return [int(n) for n in most]
+
+
+def outcomes_of(X: Lanes, input_sets, buffers, slots: int, steps=None) -> list[Outcome]:
     """Each input set's outcome from the lanes' final state (shared with the wave
-    interpreter): its fate if it ended early, else its memory and outputs."""
+    interpreter): its fate if it ended early, else its memory and outputs (and `steps[s]`,
+    the most instructions a thread or the wave of set s executed)."""
     outcomes: list[Outcome] = []
     first_lane = 0
     for s, input_set in enumerate(input_sets):
@@ -224,7 +233,8 @@ def outcomes_of(X: Lanes, input_sets, buffers, slots: int) -> list[Outcome]:
         for k, uniform in enumerate(buffers):
             start = int(X.starts[k])
             memory[uniform.name] = X.memory[s, start : start + uniform.buffer_bytes].tobytes()
-        outcomes.append(Returned(memory, _outputs(X, lanes, slots)))
+        outcomes.append(Returned(memory, _outputs(X, lanes, slots),
+                                 int(steps[s]) if steps is not None else 0))
     return outcomes
 
 

@@ -219,6 +219,8 @@ class CompiledWave:
         waves = len(input_sets)
         at = np.zeros(waves, dtype=np.int64)  # each wave's block position
         steps = np.zeros(waves, dtype=np.int64)
+        # Per lane: instructions of the blocks it was active at the start or the end of.
+        active_steps = np.zeros(lanes, dtype=np.int64)
         act = np.ones(lanes, dtype=bool)
         LB = np.full(lanes, -1, dtype=np.int64)
         executed = 0
@@ -231,7 +233,9 @@ class CompiledWave:
                 here_waves = at == pos
                 here = here_waves[lane_set]
                 compiled = self.blocks[pos]
-                after = compiled.run(V, H, U, C, here, act & here, LB, X, tid)
+                before = act & here
+                after = compiled.run(V, H, U, C, here, before, LB, X, tid)
+                np.add(active_steps, compiled.length, out=active_steps, where=before | after)
                 act = np.where(here, after, act)
                 steps[here_waves] += compiled.length
                 executed += int(np.count_nonzero(here)) * compiled.length
@@ -248,17 +252,18 @@ class CompiledWave:
                     at[here_waves] = following if following < last else _DONE
                 exhausted = here_waves & (steps > fuel) & (at != _DONE)
                 if exhausted.any():
-                    X.out_of_fuel(exhausted[lane_set], fuel)
+                    X.out_of_fuel(exhausted[lane_set], fuel, active_steps)
                     at[exhausted] = _DONE
                 if X.newly_dead:
                     at[X.dead_sets] = _DONE
                     X.newly_dead = False
         X.find_races()
         self.lane_instructions = executed
+        self.set_steps = [int(n) for n in steps]
         return self._outcomes(X, input_sets, buffers)
 
     def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
-        return outcomes_of(X, input_sets, buffers, self.output_slots)
+        return outcomes_of(X, input_sets, buffers, self.output_slots, self.set_steps)
 
 
 def run_wave(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
