@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Value, clone_function
 from agxir.machine.opcodes import opcodes_for_level
 from agxir.machine.paths import reached
-from agxir.machine.structure import Loop, Names, Unstructurable, canonicalize, merge_point
+from agxir.machine.structure import Loop, Names, Unstructurable, canonicalize, post_dominators
 from agxir.passes.pass_ import Pass
 
 __all__ = ["PASS", "Lowering", "Unstructurable", "lower_cf", "structurable"]
@@ -105,6 +105,7 @@ class Lowering:
         self.cfg, self.loops = canonicalize(fn, self.names)
         self.placed: list[Block] = []
         self.seen: set[Block] = set()
+        self.merges: dict[Loop | None, dict[Block, Block | None]] = {}  # by loop, once each
         self.exit_edges = {
             loop: sum(1 for b in loop.blocks for t in self.cfg.succs[b] if t is loop.exit)
             for loop in self.loops.values()
@@ -206,7 +207,9 @@ class Lowering:
         first, second = term.blocks
         kinds = (self.kind(ctx, first), self.kind(ctx, second))
         if kinds == ("forward", "forward"):
-            merge = merge_point(self.cfg, self.loops, ctx.loop, block)
+            if ctx.loop not in self.merges:
+                self.merges[ctx.loop] = post_dominators(self.cfg, self.loops, ctx.loop)
+            merge = self.merges[ctx.loop].get(block)
             if merge is None:
                 raise Unstructurable(f"the sides of the branch in {block.name} never meet")
             return merge, (yield self.if_else(block, term, first, second, merge, ctx))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agxir.cfg import CFG, Dominators, is_reducible
+from agxir.cfg import CFG, Dominators, immediate_dominators, is_reducible
 from agxir.ir import Block, Function, Instruction, Operand, Value
 from agxir.opcodes import OPCODES
 
@@ -163,9 +163,18 @@ def merge_point(cfg: CFG, loops: dict[Block, Loop], loop: Loop | None, block: Bl
     function): back edges and exits removed, an inner loop's latch continuing at that
     loop's exit, and a block whose every path leaves the loop post-dominated by everything
     (it breaks). None if the sides never meet."""
+    return post_dominators(cfg, loops, loop).get(block)
+
+
+def post_dominators(cfg: CFG, loops: dict[Block, Loop], loop: Loop | None) -> dict[Block, Block | None]:
+    """`merge_point` of every block of `loop` (or of the function) at once: the dominator
+    tree of the reversed forward graph, rooted at a virtual exit that the blocks where
+    paths end (the loop's latch; the function's `stop` blocks) lead to. A block from which
+    every path breaks is not reached from that root, so it is skipped where paths meet, as
+    if post-dominated by everything. Cooper-Harvey-Kennedy on an explicit stack: linear in
+    the region for a structured program, whatever its depth."""
     nodes = loop.blocks if loop else set(cfg.blocks)
     latches = {inner.latch: inner for inner in loops.values() if inner is not loop}
-    pdom: dict[Block, frozenset[Block] | None] = {}  # None: every block (a break path)
 
     def forward(node: Block) -> list[Block]:
         succs = [s for s in cfg.succs[node]
@@ -174,41 +183,39 @@ def merge_point(cfg: CFG, loops: dict[Block, Loop], loop: Loop | None, block: Bl
             succs.append(latches[node].exit)
         return list(dict.fromkeys(succs))
 
-    def settle(node: Block, succs: list[Block]) -> None:
-        if not succs:
-            result = None if loop is not None and node is not loop.latch else frozenset({node})
-        else:
-            common: frozenset[Block] | None = None
-            for s in succs:
-                found = pdom[s]
-                if found is not None:
-                    common = found if common is None else common & found
-            result = None if common is None else frozenset({node}) | common
-        pdom[node] = result
-
-    # Depth first on an explicit stack (a node is settled once its successors are): the
-    # forward graph is acyclic, and its depth is the program's, unbounded.
-    stack = [(block, forward(block), 0)]
-    open_nodes = {block}
+    ordered = [b for b in cfg.blocks if b in nodes]  # a deterministic order
+    succs = {node: forward(node) for node in ordered}
+    ends = [n for n in ordered if not succs[n] and (loop is None or n is loop.latch)]
+    backward: dict[Block, list[Block]] = {node: [] for node in ordered}
+    for node in ordered:
+        for succ in succs[node]:
+            backward[succ].append(node)
+    # Reverse postorder of the reversed graph from the virtual exit (None).
+    postorder: list[Block | None] = []
+    seen: set[Block] = set()
+    stack: list[tuple[Block | None, list[Block], int]] = [(None, ends, 0)]
     while stack:
-        node, succs, next_index = stack.pop()
-        while next_index < len(succs) and succs[next_index] in pdom:
-            next_index += 1
-        if next_index == len(succs):
-            settle(node, succs)
-            open_nodes.discard(node)
+        node, nexts, at = stack.pop()
+        if at == len(nexts):
+            postorder.append(node)
             continue
-        stack.append((node, succs, next_index + 1))
-        child = succs[next_index]
-        if child in open_nodes:
-            raise Unstructurable(f"the forward graph of {node.name} has a cycle")
-        open_nodes.add(child)
-        stack.append((child, forward(child), 0))
-
-    mine = pdom[block]
-    if mine is None:
-        return None
-    strict = mine - {block}
-    if not strict:
-        return None
-    return max(strict, key=lambda b: len(pdom[b]))
+        stack.append((node, nexts, at + 1))
+        child = nexts[at]
+        if child not in seen:
+            seen.add(child)
+            stack.append((child, backward[child], 0))
+    rpo = postorder[::-1]
+    index = {node: i for i, node in enumerate(rpo)}
+    preds = [[] for _ in rpo]
+    for node, i in index.items():
+        if node is None:
+            continue
+        preds[i] = [index[s] for s in succs[node] if s in index]
+        if not succs[node]:
+            preds[i].append(0)  # an end: the virtual exit follows it
+    parent = immediate_dominators(preds)
+    result: dict[Block, Block | None] = {}
+    for node in ordered:
+        i = index.get(node)
+        result[node] = None if i is None or parent[i] <= 0 else rpo[parent[i]]
+    return result
