@@ -11,12 +11,17 @@ kept), on one persistent bridge:
   decode   Python: the answer back into a Function
   passes   the same request with LIST (default: mesa:backend's order)
 The bridge's overhead is encode + empty + decode; Mesa's own work is passes - empty. The
-target is under 1 ms of overhead per program. Wall times; on a loaded machine they rise.
+target is under 1 ms of overhead per program. Wall times (median per program) rise on a
+loaded machine, so CPU times are printed too (mean per program over every repeat): the
+Python side by `time.process_time`, the bridge process and its live worker by
+/proc/PID/schedstat (exact run time), the workers it has waited for (a crash, a timeout, a
+replaced worker) by its cutime + cstime (clock ticks, summed over all requests).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -44,12 +49,56 @@ def programs(count: int):
             yield fn
 
 
-def timed(function, repeat: int) -> tuple[float, object]:
+def _run_ns(pid: int) -> int:
+    """The nanoseconds a live process has run (its /proc/PID/schedstat: exact, unlike the
+    tick-sampled utime/stime, which miss most of a worker's short bursts)."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    except FileNotFoundError:  # a worker that ended between the listing and the read
+        return 0
+
+
+def bridge_cpu(pid: int) -> float:
+    """Seconds of CPU the bridge process and its live worker have used (exact), plus the
+    workers it has waited for (cutime + cstime, in clock ticks)."""
+    seconds = _run_ns(pid) / 1e9
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            seconds += _run_ns(int(child)) / 1e9
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return seconds + sum(int(f) for f in fields[13:15]) / os.sysconf("SC_CLK_TCK")
+
+
+class Cpu:
+    """CPU seconds per stage, summed over every repeat of every program."""
+
+    def __init__(self) -> None:
+        self.python: dict[str, float] = {}
+        self.bridge: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+
+    def add(self, stage: str, python: float, bridge: float = 0.0) -> None:
+        self.python[stage] = self.python.get(stage, 0.0) + python
+        self.bridge[stage] = self.bridge.get(stage, 0.0) + bridge
+        self.calls[stage] = self.calls.get(stage, 0) + 1
+
+    def per_call_ms(self, stage: str) -> tuple[float, float]:
+        n = self.calls[stage]
+        return 1000.0 * self.python[stage] / n, 1000.0 * self.bridge[stage] / n
+
+
+def timed(function, repeat: int, cpu: Cpu, stage: str, pid: int | None = None):
+    """The median wall time of `repeat` calls, and the last result; each call's CPU time
+    (Python's, and the bridge's when `pid` is given) added to `cpu` under `stage`."""
     times, result = [], None
     for _ in range(repeat):
+        bridge_before = bridge_cpu(pid) if pid else 0.0
+        cpu_before = time.process_time()
         start = time.perf_counter()
         result = function()
         times.append(time.perf_counter() - start)
+        python = time.process_time() - cpu_before
+        cpu.add(stage, python, bridge_cpu(pid) - bridge_before if pid else 0.0)
     return statistics.median(times), result
 
 
@@ -64,16 +113,22 @@ def main() -> int:
     bridge = build_bridge()
     rows = []
     instructions = 0
+    cpu = Cpu()
+    r = args.repeat
     with BridgeClient(bridge.path) as client:
         client.request([], ["shader 1 0", "block 0 -1 -1 0"])  # start the process first
+        pid = client.process.pid
         for fn in programs(args.programs):
             instructions += fn.instruction_count()
-            t_encode, (lines, names) = timed(lambda fn=fn: encode(fn), args.repeat)
-            t_empty, empty = timed(lambda lines=lines: client.request([], lines), args.repeat)
+            t_encode, (lines, names) = timed(lambda fn=fn: encode(fn), r, cpu, "encode")
+            t_empty, empty = timed(lambda lines=lines: client.request([], lines), r, cpu,
+                                   "empty", pid)
             t_decode, _ = timed(lambda e=empty, n=names, fn=fn: decode(e.lines, n, fn.level),
-                                args.repeat)
-            t_passes, done = timed(lambda lines=lines: client.request(passes, lines),
-                                   args.repeat)
+                                r, cpu, "decode")
+            t_passes, done = timed(lambda lines=lines: client.request(passes, lines), r, cpu,
+                                   "passes", pid)
+            if client.process is None or client.process.pid != pid:
+                raise SystemExit("the bridge restarted during the bench: its CPU is lost")
             if done.status == "ok":  # the answer of a real pass list decodes too
                 decode(done.lines, names, output_level(fn, passes))
             rows.append((t_encode, t_empty, t_decode, t_passes, done.status))
@@ -95,6 +150,21 @@ def main() -> int:
                           ("Mesa's own work (passes - empty)", mesa)):
         print(f"  {label:<34} median {statistics.median(values):7.3f} ms   "
               f"p90 {sorted(values)[int(0.9 * (n - 1))]:7.3f} ms")
+    print(f"CPU time, mean per program (Python + the bridge and its children; load "
+          f"average {os.getloadavg()[0]:.1f}):")
+    sums = []
+    for stage, label in (("encode", "encode (Python)"), ("empty", "empty request (round trip)"),
+                         ("decode", "decode (Python)")):
+        python, bridged = cpu.per_call_ms(stage)
+        sums.append(python + bridged)
+        print(f"  {label:<34} {python + bridged:7.3f} ms   (Python {python:.3f}, bridge "
+              f"{bridged:.3f})")
+    print(f"  {'bridge overhead (sum)':<34} {sum(sums):7.3f} ms")
+    python, bridged = cpu.per_call_ms("passes")
+    empty_python, empty_bridge = cpu.per_call_ms("empty")
+    mesa_label = "Mesa's own work (passes - empty)"
+    print(f"  {mesa_label:<34} "
+          f"{python + bridged - empty_python - empty_bridge:7.3f} ms")
     crashed = sum(1 for row in rows if row[4] != "ok")
     if crashed:
         print(f"  ({crashed} programs did not come back ok through the passes)")

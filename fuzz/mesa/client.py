@@ -2,8 +2,8 @@
 request, each answered as a `Result` (the passes' output, Mesa's crash with its assert
 text, a timeout, or a request the bridge refused).
 
-The bridge forks per request and enforces the request's timeout itself, so a Mesa assert or
-a hang ends one request. The client keeps a backstop: if no answer comes within the timeout
+The bridge serves each request in a forked worker (replaced when it dies) and enforces the
+request's timeout itself, so a Mesa assert or a hang ends one request. The client keeps a backstop: if no answer comes within the timeout
 plus a margin (the bridge itself is stuck), it kills the bridge and starts a new one for the
 next request. `run_passes(fn, passes)` is the whole round: encode, send, decode.
 """
@@ -11,9 +11,10 @@ next request. `run_passes(fn, passes)` is the whole round: encode, send, decode.
 from __future__ import annotations
 
 import os
-import selectors
+import select
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,9 @@ class BridgeClient:
             stderr=subprocess.DEVNULL, env=env, bufsize=0,
         )
         self._buffer = b""
+        self._fd = self.process.stdout.fileno()
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLIN)
         hello = self._read_line(self.timeout + BACKSTOP)
         if hello is None or not hello.startswith("agxfuzz-mesa-bridge "):
             self.close()
@@ -93,40 +97,55 @@ class BridgeClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _wait(self, deadline: float) -> bool:
+        """Reads what the bridge has written into the buffer, waiting until `deadline`;
+        False on EOF or when the deadline passes."""
+        left = deadline - time.monotonic()
+        if left <= 0 or not self._poll.poll(left * 1000):
+            return False
+        chunk = os.read(self._fd, 1 << 16)
+        if not chunk:
+            return False
+        self._buffer += chunk
+        return True
+
     def _read_line(self, timeout: float) -> str | None:
         """One line from the bridge, or None on EOF or when `timeout` passes."""
-        import time
-
         deadline = time.monotonic() + timeout
-        stdout = self.process.stdout
         while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if not self._wait(deadline):
                 return None
-            with selectors.DefaultSelector() as selector:
-                selector.register(stdout, selectors.EVENT_READ)
-                if not selector.select(left):
-                    return None
-            chunk = os.read(stdout.fileno(), 1 << 16)
-            if not chunk:
-                return None
-            self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode(errors="replace")
 
-    def _exchange(self, request: bytes, timeout: float):
-        """Send one request; (first answer line, the lines up to `end`, the last line read:
-        None when the bridge went quiet)."""
-        self.process.stdin.write(request)
-        head = self._read_line(timeout + BACKSTOP)
-        lines: list[str] = []
-        line = head
-        while head is not None:
-            line = self._read_line(timeout + BACKSTOP)
-            if line is None or line == "end":
+    def _read_answer(self, timeout: float) -> tuple[str | None, list[str], bool]:
+        """One whole answer, read in as few reads as the pipe allows and split once: (its
+        first line, the lines up to `end`, whether it ended). (None, [], False): no answer
+        at all within `timeout`; (head, lines, False): the bridge stopped mid-answer."""
+        deadline = time.monotonic() + timeout
+        start = 0
+        while True:
+            buffer = self._buffer
+            if buffer.startswith(b"end\n"):  # no head line (never sent)
+                end = 0
                 break
-            lines.append(line)
-        return head, lines, line
+            end = buffer.find(b"\nend\n", start)
+            if end >= 0:
+                break
+            start = max(0, len(buffer) - 4)
+            if not self._wait(deadline):
+                lines = buffer.decode(errors="replace").split("\n")
+                return (lines[0] if buffer else None), lines[1:-1], False
+        text = buffer[:end].decode(errors="replace")
+        self._buffer = buffer[end + 5:] if end else buffer[4:]
+        lines = text.split("\n")
+        return lines[0], lines[1:], True
+
+    def _exchange(self, request: bytes, timeout: float):
+        """Send one request; (first answer line, the lines up to `end`, whether the answer
+        ended: False when the bridge went quiet)."""
+        self.process.stdin.write(request)
+        return self._read_answer(timeout + BACKSTOP)
 
     def request(self, passes: list[str], shader: list[str],
                 timeout: float | None = None) -> Result:
@@ -140,7 +159,7 @@ class BridgeClient:
             text = (f"request {max(1, int(timeout * 1000))}\npasses {' '.join(passes)}\n"
                     + "\n".join(shader) + "\nend\n")
             try:
-                head, lines, line = self._exchange(text.encode(), timeout)
+                head, lines, ended = self._exchange(text.encode(), timeout)
             except BrokenPipeError:
                 self.close()
                 return Result("error", ["the bridge died before the request was sent"])
@@ -152,7 +171,7 @@ class BridgeClient:
             if head is None:
                 self.close()  # stuck or dead: the next request starts a new bridge
                 return Result("timeout", ["the bridge did not answer"], "bridge")
-            if line is None:
+            if not ended:
                 self.close()
                 return Result("timeout", ["the bridge stopped mid-answer"], "bridge")
         kind, _, detail = head.partition(" ")

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from agxir.ir import R0L, Function
+from agxir.ir import R0L, Function, VirtualRegister
 
 
 @dataclass(frozen=True)
@@ -122,35 +122,47 @@ def model_opcode_names() -> set[str]:
     return set(OPCODES) | {row.name for row in MACHINE_ROWS}
 
 
+# Rows that translate whatever their operands and attributes (every row with a Mesa
+# counterpart but the four `untranslatable` looks closer at)
+_ALWAYS = frozenset(row.model for row in TABLE if row.mesa is not None) - {
+    "convert", "phi", "uadd_sat", "mov_imm"}
+
+
 def untranslatable(fn: Function) -> Counter:
     """The opcodes of `fn` Mesa has no counterpart for, with their counts (empty when the
     whole function translates). The SSA level's branches count as `jump` / `if_icmp (ssa)`."""
     counts: Counter = Counter()
-    for ins in fn.instructions():
-        name = ins.opcode.name
-        if fn.level == "ssa" and name in ("if_icmp", "if_fcmp"):
-            counts[f"{name} (ssa)"] += 1
-            continue
-        if fn.level == "vreg" or any(type(d).__name__ == "VirtualRegister" for d in ins.defs()):
-            counts["vreg level"] += 1
-            continue
-        row = BY_MODEL.get(name)
-        if row is None or row.mesa is None:
-            counts[name] += 1
-        elif name == "convert" and _convert_mode(ins) is None:
-            counts["convert (f2f or 8/64-bit)"] += 1
-        elif name == "phi" and any(src.is_immediate for src in ins.srcs):
-            # Mesa's phis never take immediates (agx_optimizer inlines none into a phi; its
-            # RA asserts a phi source is the phi's size, and an immediate is 16-bit)
-            counts["phi (immediate source)"] += 1
-        elif name == "phi" and any(src.is_uniform and src.size == 64 for src in ins.srcs):
-            counts["phi (64-bit uniform source)"] += 1  # copyprop makes none (ALU takes no 64)
-        elif name == "uadd_sat" and any(src.neg for src in ins.srcs):
-            counts["uadd_sat (.neg)"] += 1
-        elif name == "mov_imm" and ins.dest == R0L and fn.level == "exec" and ins.attrs.get(
-            "value"
-        ):
-            counts["mov_imm r0l (non-zero, exec level)"] += 1
+    ssa, vreg, exec_level = fn.level == "ssa", fn.level == "vreg", fn.level == "exec"
+    for block in fn.blocks:
+        for ins in block.instructions:
+            name = ins.opcode.name
+            if ssa and name in ("if_icmp", "if_fcmp"):
+                counts[f"{name} (ssa)"] += 1
+                continue
+            dest = ins.dest
+            if vreg or type(dest) is VirtualRegister or (
+                dest is None and any(type(d) is VirtualRegister for d in ins.dests)
+            ):
+                counts["vreg level"] += 1
+                continue
+            if name in _ALWAYS:
+                continue
+            row = BY_MODEL.get(name)
+            if row is None or row.mesa is None:
+                counts[name] += 1
+            elif name == "convert" and _convert_mode(ins) is None:
+                counts["convert (f2f or 8/64-bit)"] += 1
+            elif name == "phi" and any(src.is_immediate for src in ins.srcs):
+                # Mesa's phis never take immediates (agx_optimizer inlines none into a
+                # phi; its RA asserts a phi source is the phi's size, and an immediate is
+                # 16-bit)
+                counts["phi (immediate source)"] += 1
+            elif name == "phi" and any(src.is_uniform and src.size == 64 for src in ins.srcs):
+                counts["phi (64-bit uniform source)"] += 1  # copyprop makes none (no 64-bit ALU)
+            elif name == "uadd_sat" and any(src.neg for src in ins.srcs):
+                counts["uadd_sat (.neg)"] += 1
+            elif name == "mov_imm" and dest == R0L and exec_level and ins.attrs.get("value"):
+                counts["mov_imm r0l (non-zero, exec level)"] += 1
     return counts
 
 

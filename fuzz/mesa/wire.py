@@ -60,45 +60,60 @@ def _index(kind: int, value: int, size: int, abs_: bool = False, neg: bool = Fal
     return f"{kind}.{value}.{SIZE_CODE[size]}.{int(abs_) | int(neg) << 1}"
 
 
+MODS = ("0", "1", "2", "3")  # the MODS digit of abs | neg << 1
+# The fields after the opcode of an instruction with none of its own: COND INV NEST SHIFT
+# SAT MASK FORMAT IMM TARGET, all zero but TARGET (-1). SAT is the one often set.
+PLAIN_FIELDS = ("0 0 0 0 0 0 0 0 -1", "0 0 0 0 1 0 0 0 -1")
+# Model rows that go across as the Mesa opcode of the same fields, no field of their own
+# but .sat: the common case, spelled without the general path.
+PLAIN = frozenset({"fadd", "fmul", "ffma", "asr", "stop"})
+
+
 class _Encoder:
     def __init__(self, fn: ir.Function) -> None:
         self.fn = fn
         self.value_index: dict[ir.Value, int] = {}
         self.block_index = {block: i for i, block in enumerate(fn.blocks)}
         self.uniform_half: dict[ir.Uniform, int] = {}
-        self.operands: dict[ir.Operand, str] = {}  # wire tokens, each operand spelled once
+        # wire tokens without their MODS digit, one per value/uniform/register/immediate
+        self.prefix: dict[object, str] = {}
         half = 0
         for uniform in fn.uniforms:
             align = uniform.size // 16
             half = (half + align - 1) // align * align
             self.uniform_half[uniform] = half
+            self.prefix[uniform] = f"{UNIFORM}.{half}.{SIZE_CODE[uniform.size]}."
             half += align
-        for value in fn.values():
-            self.value_index.setdefault(value, len(self.value_index))
+        index = self.value_index
+        prefix = self.prefix
+        for block in fn.blocks:
+            for ins in block.instructions:
+                value = ins.dest
+                if type(value) is ir.Value and value not in index:
+                    prefix[value] = f"{NORMAL}.{len(index)}.{SIZE_CODE[value.size]}."
+                    index[value] = len(index)
 
     def operand(self, src: ir.Operand) -> str:
-        found = self.operands.get(src)
-        if found is None:
-            found = self.operands[src] = self._operand(src)
-        return found
-
-    def _operand(self, src: ir.Operand) -> str:
         ref = src.ref
+        found = self.prefix.get(ref)
+        if found is None:
+            found = self.prefix[ref] = self._prefix(ref)
+        return found + MODS[src.abs | src.neg << 1]
+
+    def _prefix(self, ref) -> str:
         if isinstance(ref, ir.Value):
-            if ref not in self.value_index:
-                raise Untranslatable(f"%{ref.name} is used but never defined")
-            return _index(NORMAL, self.value_index[ref], ref.size, src.abs, src.neg)
-        if isinstance(ref, ir.Register):
-            return _index(REGISTER, ref.half, ref.size, src.abs, src.neg)
+            raise Untranslatable(f"%{ref.name} is used but never defined")
         if isinstance(ref, ir.Uniform):
-            return _index(UNIFORM, self.uniform_half[ref], ref.size, src.abs, src.neg)
+            raise Untranslatable(f"uniform {ref.name} is not one of the function's")
+        if isinstance(ref, ir.Register):
+            return f"{REGISTER}.{ref.half}.{SIZE_CODE[ref.size]}."
         if isinstance(ref, ir.Immediate):
-            return _index(IMMEDIATE, ref.bits, 16, src.abs, src.neg)
+            return f"{IMMEDIATE}.{ref.bits}.{SIZE_CODE[16]}."
         raise Untranslatable(f"operand {ref!r} (vreg level)")
 
     def dest(self, dest) -> str:
         if isinstance(dest, ir.Value):
-            return _index(NORMAL, self.value_index[dest], dest.size)
+            return self.prefix[dest] + "0"
         if isinstance(dest, ir.Register):
             return _index(REGISTER, dest.half, dest.size)
         raise Untranslatable(f"destination {dest!r} (vreg level)")
@@ -119,6 +134,35 @@ class _Encoder:
         return preds
 
     def instruction(self, ins: ir.Instruction, preds: list[ir.Block]) -> str:
+        """The wire line of `ins`: the commonest rows directly, the rest by `_instruction`
+        (the same line either way)."""
+        name = ins.opcode.name
+        if name == "mov_imm" and type(ins.dest) is ir.Value:
+            return (f"i mov_imm 1 0 0 0 0 0 {int(ins.sat)} 0 0 {ins.attrs['value']} -1 "
+                    f"{self.prefix[ins.dest]}0")
+        if name == "export":
+            src = ins.srcs[0]
+            size = src.size
+            return (f"i local_store 0 3 0 0 0 0 {int(ins.sat)} {3 if size == 64 else 1} "
+                    f"{FORMATS['i16'] if size == 16 else FORMATS['i32']} 0 -1 "
+                    f"{self.operand(src)} {IMMEDIATE}.{ins.attrs['slot']}.0.0 {IMMEDIATE}.0.0.0")
+        if (name == "iadd" or name == "imad") and type(ins.dest) is ir.Value:
+            operand = self.operand
+            return (f"i {name} 1 {len(ins.srcs)} 0 0 0 {ins.attrs['shift']} {int(ins.sat)} 0 "
+                    f"0 0 -1 {self.prefix[ins.dest]}0 "
+                    + " ".join([operand(s) for s in ins.srcs]))
+        if name in PLAIN:
+            dest = ins.dest
+            operand = self.operand
+            spelled = " ".join([operand(s) for s in ins.srcs])
+            if dest is None:
+                return (f"i {BY_MODEL[name].mesa} 0 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} "
+                        f"{spelled}").rstrip()
+            return (f"i {BY_MODEL[name].mesa} 1 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} "
+                    f"{self.dest(dest)} {spelled}")
+        return self._instruction(ins, preds)
+
+    def _instruction(self, ins: ir.Instruction, preds: list[ir.Block]) -> str:
         name, a = ins.opcode.name, ins.attrs
         mesa = BY_MODEL[name].mesa
         cond = inv = nest = shift = sat = mask = fmt = imm = 0
@@ -161,11 +205,11 @@ class _Encoder:
         elif name == "export":
             # local_store value, #slot, #0: a store Mesa keeps in order (schedule class
             # store) and never inlines a constant into; RA reads popcount(mask) * 32 bits
-            srcs = [srcs[0], ir.Operand(ir.Immediate(a["slot"])), ir.Operand(ir.Immediate(0))]
+            srcs = [srcs[0], ir.Operand(ir.Immediate(a["slot"])), ZERO]
             mask = 3 if srcs[0].size == 64 else 1
             fmt = FORMATS["i16"] if srcs[0].size == 16 else FORMATS["i32"]
         elif name == "push_exec":
-            srcs = [ir.Operand(ir.Immediate(0)), ir.Operand(ir.Immediate(0))]
+            srcs = [ZERO, ZERO]
             cond = FLOAT_CONDS["eq"]
         elif name in ("jmp_exec_any", "jmp_exec_none"):
             target = self.block_index[ins.blocks[0]]
@@ -174,28 +218,29 @@ class _Encoder:
         elif name == "phi":
             by_block = dict(zip(map(id, ins.blocks), ins.srcs, strict=False))
             srcs = [by_block[id(pred)] for pred in preds]
-        fields = [mesa, len(dests), len(srcs), cond, inv, nest, shift, sat, mask, fmt, imm,
-                  target]
         spelled = [self.operand(s) for s in srcs]
         if name == "parallel_copy":  # an immediate copied is as wide as its destination
             spelled = [_index(IMMEDIATE, s.ref.bits, d.size, s.abs, s.neg) if s.is_immediate
                        else token for s, d, token in zip(srcs, dests, spelled, strict=True)]
-        operands = [self.dest(d) for d in dests] + spelled
-        return "i " + " ".join(map(str, fields + operands))
+        operands = " ".join([self.dest(d) for d in dests] + spelled)
+        return (f"i {mesa} {len(dests)} {len(srcs)} {cond} {inv} {nest} {shift} {sat} {mask} "
+                f"{fmt} {imm} {target} {operands}").rstrip()
 
     def encode(self) -> list[str]:
         preds = self.predecessors()
         lines = [f"shader {len(self.fn.blocks)} {len(self.value_index)}"]
+        block_index = self.block_index
+        instruction = self.instruction
         for block in self.fn.blocks:
-            succs = [self.block_index[s] for s in block.successors]
+            succs = [block_index[s] for s in block.successors]
             if len(succs) > 2:
                 raise Untranslatable(f"block {block.name} has {len(succs)} successors")
             succs += [-1] * (2 - len(succs))
-            pred_indices = [self.block_index[p] for p in preds[block]]
-            lines.append(f"block {self.block_index[block]} {succs[0]} {succs[1]} "
-                         f"{len(pred_indices)}" + "".join(f" {p}" for p in pred_indices))
-            for ins in block.instructions:
-                lines.append(self.instruction(ins, preds[block]))
+            block_preds = preds[block]
+            lines.append(f"block {block_index[block]} {succs[0]} {succs[1]} "
+                         f"{len(block_preds)}" + "".join(f" {block_index[p]}"
+                                                         for p in block_preds))
+            lines.extend([instruction(ins, block_preds) for ins in block.instructions])
         return lines
 
 
@@ -226,6 +271,17 @@ def _token(token: str) -> tuple[int, int, int, int]:
     return kind, value, SIZE_BITS[size], mods
 
 
+# Mesa opcodes the decoder reads by its short path (no field but SAT, mov_imm's IMM,
+# iadd/imad's SHIFT, an export's slot, a phi's predecessors, a pseudo-bitop's table): the
+# model row of each
+SIMPLE_READBACK = {"fadd": "fadd", "fmul": "fmul", "fma": "ffma", "asr": "asr", "stop": "stop",
+                   "mov_imm": "mov_imm", "iadd": "iadd", "imad": "imad", "local_store": "export",
+                   "phi": "phi", **{op: "bitop" for op in BITOP_TABLES}}
+IMMEDIATE_ZERO = ir.Immediate(0)
+MODIFIED = (ir.Operand, lambda ref: ir.Operand(ref, True, False),
+            lambda ref: ir.Operand(ref, False, True), lambda ref: ir.Operand(ref, True, True))
+
+
 class _Decoder:
     def __init__(self, names: Names, level: str) -> None:
         self.names = names
@@ -233,6 +289,8 @@ class _Decoder:
         self.table = opcodes_for_level(level)
         self.values: dict[int, ir.Value] = {}
         self.blocks: dict[int, ir.Block] = {}
+        self.srcs: dict[str, ir.Operand] = {}
+        self.dests: dict[str, object] = {}
 
     def block(self, index: int) -> ir.Block:
         if index not in self.blocks:
@@ -261,11 +319,85 @@ class _Decoder:
             raise WireError(f"operand kind {kind} (value {value}) has no model spelling")
         return ref if as_dest else ir.Operand(ref, bool(mods & 1), bool(mods & 2))
 
+    def src(self, token: str) -> ir.Operand:
+        """The operand a source token reads: made once per token and shared (an Operand is
+        frozen, and a token names one value within one answer). A value's, the commonest,
+        is made here directly."""
+        found = self.srcs.get(token)
+        if found is not None:
+            return found
+        kind, value, bits, mods = _token(token)
+        if kind == NORMAL:
+            ref = self.values.get(value)
+            if ref is None:
+                ref = self.value(value, bits)
+            found = MODIFIED[mods](ref) if mods else ir.Operand(ref)
+        else:
+            found = self.ref(token)
+        self.srcs[token] = found
+        return found
+
+    def dest(self, token: str):
+        found = self.dests.get(token)
+        if found is None:
+            found = self.dests[token] = self.ref(token, as_dest=True)
+        return found
+
+    def _row(self, name: str, op: str, ndests: int):
+        row = self.table.get(name)
+        if row is None:
+            raise WireError(f"{name} is not a {self.level}-level opcode")
+        if ndests > 1:
+            raise WireError(f"{op} with {ndests} destinations")
+        return row
+
     def instruction(self, tokens: list[str], preds: list[ir.Block]) -> ir.Instruction:
+        """The model instruction of one answer line: the commonest Mesa opcodes directly,
+        the rest by `_instruction` (the same instruction either way)."""
+        op = tokens[1]
+        name = SIMPLE_READBACK.get(op)
+        if name is None:
+            return self._instruction(tokens, preds)
+        nd, ns = int(tokens[2]), int(tokens[3])
+        end = 13 + nd
+        src = self.src
+        srcs = [src(token) for token in tokens[end:end + ns]]
+        if nd:
+            dest = self.dests.get(tokens[13])
+            if dest is None:
+                dest = self.dest(tokens[13])
+        else:
+            dest = None
+        sat = tokens[8] != "0"
+        blocks: list[ir.Block] = []
+        if op == "mov_imm":
+            attrs: dict[str, int | str] = {"value": int(tokens[11])}
+        elif name == "iadd" or name == "imad":
+            if sat:
+                return self._instruction(tokens, preds)
+            attrs = {"shift": int(tokens[7])}
+        elif name == "bitop":
+            attrs = {"tt": BITOP_TABLES[op]}
+            if len(srcs) == 1:
+                srcs.append(ZERO)
+        elif name == "export":
+            if ns != 3:
+                return self._instruction(tokens, preds)
+            slot, index = srcs[1].ref, srcs[2].ref
+            if type(slot) is not ir.Immediate or index != IMMEDIATE_ZERO:
+                raise WireError("local_store that is not an export (slot and index immediates)")
+            attrs, srcs = {"slot": slot.bits}, srcs[:1]
+        elif name == "phi":
+            attrs, blocks = {}, list(preds)
+        else:
+            attrs = {}
+        return ir.Instruction(self._row(name, op, nd), dest, srcs, attrs, blocks, sat)
+
+    def _instruction(self, tokens: list[str], preds: list[ir.Block]) -> ir.Instruction:
         op = tokens[1]
         nd, ns, cond, inv, nest, shift, sat, mask, fmt, imm, target = map(int, tokens[2:13])
-        dests = [self.ref(t, as_dest=True) for t in tokens[13:13 + nd]]
-        srcs = [self.ref(t) for t in tokens[13 + nd:13 + nd + ns]]
+        dests = [self.dest(t) for t in tokens[13:13 + nd]]
+        srcs = [self.src(t) for t in tokens[13 + nd:13 + nd + ns]]
         dest = dests[0] if dests else None
         attrs: dict[str, int | str] = {}
         blocks: list[ir.Block] = []
@@ -354,17 +486,17 @@ class _Decoder:
             tokens = line.split()
             if not tokens or tokens[0] == "shader":
                 continue
-            if tokens[0] == "block":
+            if tokens[0] == "i":
+                if current is None:
+                    raise WireError("an instruction before any block")
+                current[2].append(tokens)
+            elif tokens[0] == "block":
                 index, s0, s1, npreds = map(int, tokens[1:5])
                 block = self.block(index)
                 block.logical_successors = [self.block(s) for s in (s0, s1) if s >= 0]
                 current = (block, [int(p) for p in tokens[5:5 + npreds]], [])
                 pending.append(current)
                 fn.blocks.append(block)
-            elif tokens[0] == "i":
-                if current is None:
-                    raise WireError("an instruction before any block")
-                current[2].append(tokens)
             elif tokens[0] == "demand":
                 fn.notes["demand"], fn.notes["bound"] = int(tokens[1]), int(tokens[2])
             elif tokens[0] == "live":
@@ -373,10 +505,12 @@ class _Decoder:
                 ins_, outs = tokens[3:split], tokens[split + 1:]
                 live_in[block.name] = [self._live_name(int(v)) for v in ins_]
                 live_out[block.name] = [self._live_name(int(v)) for v in outs]
+        instruction = self.instruction
         for block, preds, instructions in pending:
             pred_blocks = [self.block(p) for p in preds]
-            block.instructions = self._breaks([self.instruction(t, pred_blocks)
-                                               for t in instructions])
+            block.instructions = [instruction(t, pred_blocks) for t in instructions]
+            if any(t[1] == "pop_exec" for t in instructions):
+                block.instructions = self._breaks(block.instructions)
         liveness = Liveness(live_in, live_out) if live_in or live_out else None
         return fn, liveness
 

@@ -68,19 +68,44 @@ def test_an_interrupted_request_leaves_no_answer_for_the_next(client, monkeypatc
     """A deadline (SIGALRM in the harness) can interrupt the client mid-answer: the bridge is
     restarted, so the next request never reads the interrupted one's answer."""
     assert client.request([], SMALL).status == "ok"
-    real = client._read_line
+    real = client._read_answer
 
     def interrupted(timeout):
         raise KeyboardInterrupt  # what a signal handler's exception looks like here
 
-    monkeypatch.setattr(client, "_read_line", interrupted)
+    monkeypatch.setattr(client, "_read_answer", interrupted)
     try:
         client.request(["optimizer"], SMALL)
     except KeyboardInterrupt:
         pass
     else:
         raise AssertionError("the interruption was swallowed")
-    monkeypatch.setattr(client, "_read_line", real)
+    monkeypatch.setattr(client, "_read_answer", real)
     answer = client.request([], MISMATCHED_PHI)
     assert answer.status == "ok"
     assert answer.lines[0] == "shader 2 3 0"  # this request's program, not SMALL's
+
+
+def test_one_request_leaves_nothing_for_the_next(client):
+    """A worker serves request after request: what `ra` measured (its demand line) and
+    Mesa's stderr of a crash belong to their own request only."""
+    allocated = client.request(["dce", "ra"], SMALL)
+    assert allocated.status == "ok"
+    assert any(line.startswith("demand ") for line in allocated.lines)
+    plain = client.request([], SMALL)
+    assert plain.status == "ok"
+    assert not any(line.startswith("demand ") for line in plain.lines)
+    crashed = client.request(["ra"], MISMATCHED_PHI)
+    assert crashed.status == "crash"
+    again = client.request(["ra"], MISMATCHED_PHI)
+    assert again.lines == crashed.lines  # the same text, none of the last crash's left over
+    assert client.request([], SMALL).status == "ok"
+    assert client.restarts == 0
+
+
+def test_many_requests_outlast_a_worker(client):
+    """More requests than one worker serves (WORKER_REQUESTS in bridge.c): each answered,
+    by workers that replace each other."""
+    for _ in range(300):
+        assert client.request(["optimizer"], SMALL).lines[-1].startswith("i stop")
+    assert client.restarts == 0
