@@ -340,7 +340,12 @@ class _Decoder:
     def dest(self, token: str):
         found = self.dests.get(token)
         if found is None:
-            found = self.dests[token] = self.ref(token, as_dest=True)
+            kind, value, bits, mods = _token(token)
+            if kind == NORMAL:  # the commonest: a value, made here directly
+                found = self.values.get(value) or self.value(value, bits)
+            else:
+                found = self.ref(token, as_dest=True)
+            self.dests[token] = found
         return found
 
     def _row(self, name: str, op: str, ndests: int):
