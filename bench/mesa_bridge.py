@@ -6,16 +6,16 @@ Mesa's answer back, beside what Mesa's passes themselves cost.
 For N generated translatable programs (after lower-cf), each timed R times (the median
 kept), on one persistent bridge:
   encode   Python: the Function as wire lines (fuzz/mesa/wire.py)
-  empty    a request with no pass: send, fork a child, parse into agx_context, agx_validate,
-           print back, read the answer (the bridge's whole round trip)
+  empty    a request with no pass: send, hand it to the bridge's worker, parse into
+           agx_context, agx_validate, print back, read the answer (the whole round trip)
   decode   Python: the answer back into a Function
   passes   the same request with LIST (default: mesa:backend's order)
 The bridge's overhead is encode + empty + decode; Mesa's own work is passes - empty. The
 target is under 1 ms of overhead per program. Wall times (median per program) rise on a
-loaded machine, so CPU times are printed too (mean per program over every repeat): the
-Python side by `time.process_time`, the bridge process and its live worker by
-/proc/PID/schedstat (exact run time), the workers it has waited for (a crash, a timeout, a
-replaced worker) by its cutime + cstime (clock ticks, summed over all requests).
+loaded machine, so CPU times are printed too (mean per call over every repeat, and the
+median of Python's): the Python side by `time.process_time`, the bridge process and its
+live worker by /proc/PID/schedstat (exact run time), the workers it has waited for (a crash,
+a timeout, a replaced worker) by its cutime + cstime (clock ticks, summed over all requests).
 """
 
 from __future__ import annotations
@@ -73,18 +73,23 @@ class Cpu:
     """CPU seconds per stage, summed over every repeat of every program."""
 
     def __init__(self) -> None:
-        self.python: dict[str, float] = {}
+        self.python: dict[str, list[float]] = {}
         self.bridge: dict[str, float] = {}
-        self.calls: dict[str, int] = {}
 
     def add(self, stage: str, python: float, bridge: float = 0.0) -> None:
-        self.python[stage] = self.python.get(stage, 0.0) + python
+        self.python.setdefault(stage, []).append(python)
         self.bridge[stage] = self.bridge.get(stage, 0.0) + bridge
-        self.calls[stage] = self.calls.get(stage, 0) + 1
 
     def per_call_ms(self, stage: str) -> tuple[float, float]:
-        n = self.calls[stage]
-        return 1000.0 * self.python[stage] / n, 1000.0 * self.bridge[stage] / n
+        """Mean Python and bridge milliseconds per call."""
+        n = len(self.python[stage])
+        return 1000.0 * sum(self.python[stage]) / n, 1000.0 * self.bridge[stage] / n
+
+    def python_median_ms(self, stage: str) -> float:
+        """The median of Python's CPU per call: robust to the collector's pauses and to
+        preemption, which the mean carries (the bridge's part has no per-call median: a
+        waited-for worker's CPU arrives in clock ticks)."""
+        return 1000.0 * statistics.median(self.python[stage])
 
 
 def timed(function, repeat: int, cpu: Cpu, stage: str, pid: int | None = None):
@@ -150,21 +155,22 @@ def main() -> int:
                           ("Mesa's own work (passes - empty)", mesa)):
         print(f"  {label:<34} median {statistics.median(values):7.3f} ms   "
               f"p90 {sorted(values)[int(0.9 * (n - 1))]:7.3f} ms")
-    print(f"CPU time, mean per program (Python + the bridge and its children; load "
-          f"average {os.getloadavg()[0]:.1f}):")
-    sums = []
+    print(f"CPU time per program, mean over every call (and Python's median; load average "
+          f"{os.getloadavg()[0]:.1f}):")
+    sums, medians = [], []
     for stage, label in (("encode", "encode (Python)"), ("empty", "empty request (round trip)"),
                          ("decode", "decode (Python)")):
         python, bridged = cpu.per_call_ms(stage)
         sums.append(python + bridged)
-        print(f"  {label:<34} {python + bridged:7.3f} ms   (Python {python:.3f}, bridge "
-              f"{bridged:.3f})")
-    print(f"  {'bridge overhead (sum)':<34} {sum(sums):7.3f} ms")
+        medians.append(cpu.python_median_ms(stage) + bridged)
+        print(f"  {label:<34} {python + bridged:7.3f} ms   (Python {python:.3f}, median "
+              f"{cpu.python_median_ms(stage):.3f}; bridge {bridged:.3f})")
+    print(f"  {'bridge overhead (sum)':<34} {sum(sums):7.3f} ms   (with Python's medians "
+          f"{sum(medians):.3f})")
     python, bridged = cpu.per_call_ms("passes")
     empty_python, empty_bridge = cpu.per_call_ms("empty")
     mesa_label = "Mesa's own work (passes - empty)"
-    print(f"  {mesa_label:<34} "
-          f"{python + bridged - empty_python - empty_bridge:7.3f} ms")
+    print(f"  {mesa_label:<34} {python + bridged - empty_python - empty_bridge:7.3f} ms")
     crashed = sum(1 for row in rows if row[4] != "ok")
     if crashed:
         print(f"  ({crashed} programs did not come back ok through the passes)")
