@@ -3,6 +3,8 @@
 `--mesa-src DIR` defaults to `$AGXFUZZ_MESA_SRC`, else `../shared/mesa-23.3.6` beside the
 repository. Prints where the bridge is and whether it was a cache hit; a missing tree, one
 that is not Mesa, or one that does not compile is one line and exit 2 (`fuzz/mesa/build.py`).
+
+`agxfuzz mesa test FINDING`: a Mesa finding as a gtest case (`fuzz/mesa/gtest.py`).
 """
 
 from __future__ import annotations
