@@ -11,7 +11,22 @@ from fuzz.cli import main
 from fuzz.mesa import variants
 from fuzz.mesa.build import build_bridge
 from fuzz.mesa.zoo import mesa_variants
-from fuzz.zoo.runner import run_variant
+
+
+def _hunt(variant, programs: int, tmp_path):
+    """The zoo's campaign for `variant` (fuzz/zoo/runner.py's settings) on a fixed budget of
+    programs, one job: (the first finding or None, the programs it took)."""
+    from fuzz.campaign import CampaignConfig, run_campaign
+    from fuzz.findings import FindingStore
+    from fuzz.passes_under_test import replay_arguments
+
+    config = CampaignConfig(seed=1, pipelines=variant.mesa.pipelines(), examples=programs,
+                            jobs=1, fail_fast=True, mesa_translatable=True)
+    with variant.mesa.bridge():
+        result = run_campaign(config, FindingStore(tmp_path, lambda f: replay_arguments([])))
+    if not result.findings:
+        return None, None
+    return result.findings[0][0], result.first_finding_program
 
 
 def test_every_patch_applies_and_says_what_it_mirrors(bridge):
@@ -31,15 +46,14 @@ def test_a_planted_variant_is_caught_in_a_fixed_budget(bridge, session_cache, mo
     [variant], refused = mesa_variants(["liveness-phi-dests-live-in"], bridge.mesa_src)
     assert refused == []
     assert variant.mesa.binary != str(bridge.path)
-    outcome = run_variant(variant, programs=20, seed=1, jobs=1, out=tmp_path)
-    assert outcome.caught, outcome.message
-    assert outcome.programs <= 20
-    assert "liveness" in outcome.finding.pass_name
-    assert "lacks" in outcome.message or "has" in outcome.message
+    finding, programs = _hunt(variant, 20, tmp_path)
+    assert finding is not None and programs <= 20
+    assert finding.pass_name == "mesa:liveness"
+    assert finding.message.startswith("MesaLivenessDiffers: Mesa's live_")
     # the clean bridge on the reproducer: no such finding
     from fuzz.mesa.zoo import clean_fails_alike
 
-    assert clean_fails_alike(outcome.finding, str(bridge.path)) is None
+    assert clean_fails_alike(finding, str(bridge.path)) is None
 
 
 def test_the_gate_passes_nothing_when_the_variant_is_the_clean_bridge(bridge, tmp_path):
@@ -47,8 +61,7 @@ def test_the_gate_passes_nothing_when_the_variant_is_the_clean_bridge(bridge, tm
     from fuzz.zoo.runner import Variant
 
     same = Variant("clean", "", "", mesa=MesaBuild(None, str(bridge.path), str(bridge.path)))
-    outcome = run_variant(same, programs=10, seed=1, jobs=1, out=tmp_path)
-    assert not outcome.caught and outcome.message is None
+    assert _hunt(same, 10, tmp_path) == (None, None)
 
 
 def test_a_patch_that_does_not_apply_is_reported_by_name(bridge, tmp_path, monkeypatch,
