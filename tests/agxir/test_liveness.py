@@ -444,3 +444,19 @@ b3:
     )
     assert (Liveness(fn).iterations, liveness_live_in_first(fn)) == (6, 5)
     assert compare_liveness(fn, Liveness(fn)) is None
+
+
+def test_a_deep_loop_nest_needs_no_recursion_and_agrees_with_the_reference():
+    """Issue 19: liveness and its reference walk on explicit stacks: under a stack of 120
+    frames a 300-deep nest (each counter live through every loop inside its own) agrees."""
+    from bench.scale import nested_loops
+    from tests.shallow_stack import shallow_stack
+
+    fn = parse(nested_loops(300))
+    with shallow_stack():
+        liveness = Liveness(fn)
+        reference = reference_liveness(fn)
+        assert compare_liveness(fn, liveness, reference) is None
+    innermost = fn.block_named("l299")
+    assert len(liveness.live_in[innermost]) == 300
+    assert liveness.max_pressure == 2 * 300  # every counter (the innermost iadd reuses %i299)

@@ -618,3 +618,22 @@ def test_long_chain_of_blocks_verifies():
         previous = value
     chain[-1].instructions = [export(previous), stop()]
     assert_valid(function(*chain))
+
+
+def test_a_deep_loop_nest_verifies_without_recursion():
+    """Issue 19: no limit on a program's depth. Under a stack of 120 frames the verifier
+    (dominators, dominance of uses) takes a 2000-deep nest, and still sees a use its
+    definition does not dominate at the bottom of it."""
+    from agxir.text import parse_function
+    from bench.scale import nested_loops
+    from tests.shallow_stack import shallow_stack
+
+    text = nested_loops(2000)
+    fn = parse_function(text)
+    with shallow_stack():
+        assert verify(fn) == []
+    wrong = parse_function(text.replace("%n1999:32 = iadd %i1999", "%n1999:32 = iadd %n0"))
+    with shallow_stack():
+        errors = verify(wrong)
+    assert [e.block for e in errors] == ["l1999"]
+    assert "does not dominate" in errors[0].message or "dominat" in errors[0].message
