@@ -131,8 +131,8 @@ def _refinement(harness: Harness, step: Step) -> Verdict | None:
         reference, reference_text = step.source, step.source_text
     before = harness.outcomes(reference, reference_text)
     size = step.after.instruction_count()
-    budgets = [output_budget(harness.fuel, s.steps, size) if isinstance(s, Returned) else 0
-               for s in before]
+    budgets = [output_budget(harness.fuel, s.steps, size) if isinstance(s, Returned)
+               else harness.fuel for s in before]
     budget = max(budgets, default=harness.fuel)
     after = harness.outcomes(step.after, step.after_text, fuel=budget)
     retried = None
