@@ -2,13 +2,21 @@
 
 `ci` is deterministic (derandomized, no deadline, no example database) so a CI run is
 reproducible; `dev` (the default) explores new examples on every run; `thorough` runs many
-more examples for a local soak.
+more examples for a local soak. z3 budgets are resource limits (`oracles.smt.limits`), so no
+verdict depends on the machine's load.
 """
 
 import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from oracles.smt import limits
+
+# z3 verdicts in tests depend on the query alone, never on the machine's load: every budget
+# is a resource limit, in this process and in the commands the tests start.
+os.environ.setdefault(limits.ENVIRONMENT, str(limits.RLIMIT_PER_MS))
+limits.use_resource_limit(int(os.environ[limits.ENVIRONMENT]))
 
 settings.register_profile(
     "ci",

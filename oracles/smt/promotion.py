@@ -45,6 +45,7 @@ from agxir.text import format_instruction, print_function
 from oracles.memory_model import buffer_base
 from oracles.smt.function import EncodedFunction, encode_function, evaluate, is_loop_free
 from oracles.smt.function import thread_bound as _thread_bound
+from oracles.smt.limits import limit
 from oracles.smt.machine import Z3Machine, function_memory
 
 __all__ = ["ACCESSES", "memory_accesses", "promotion_failures"]
@@ -121,7 +122,7 @@ class _Prover:
 
     def check(self, bad: z3.BoolRef) -> tuple[str, z3.ModelRef | None]:
         solver = z3.Solver()
-        solver.set("timeout", max(1, int(self.timeout_ms)))
+        limit(solver, self.timeout_ms)
         solver.add(*self.assumptions, bad)
         result = solver.check()
         if result == z3.unsat:

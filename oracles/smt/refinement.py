@@ -31,7 +31,6 @@ store) are out of scope here; the interpreter oracle checks them.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import z3
@@ -50,6 +49,7 @@ from oracles.smt.function import (
     is_loop_free,
     thread_bound,
 )
+from oracles.smt.limits import limit, mark, spent_ms
 from oracles.smt.machine import Memory, function_memory
 
 __all__ = [
@@ -282,7 +282,7 @@ def replay(before: Function, after: Function, input_set: InputSet) -> tuple[bool
 
 
 def _check(solver: z3.Solver, timeout_ms: int) -> tuple[z3.CheckSatResult, str]:
-    solver.set("timeout", max(1, int(timeout_ms)))
+    limit(solver, timeout_ms)
     try:
         result = solver.check()
     except z3.Z3Exception as error:  # resource exhaustion surfaces this way in some builds
@@ -295,7 +295,7 @@ def check_refinement(
 ) -> TvResult:
     """Whether loop-free `after` refines `before` (see the module docstring). Raises
     `NotLoopFree` if either has a loop and `InterfaceMismatch` if their buffers differ."""
-    started = time.monotonic()
+    started = mark()
     query = _build_query(before, after)
     solver = _solver(query, threads)
     result, reason = _check(solver, timeout_ms)
@@ -306,7 +306,7 @@ def check_refinement(
     model = solver.model()
     if _eval(model, query.tid) != 0:
         # A thread-0 witness replays with a single thread: nothing else can go wrong first.
-        left = timeout_ms - int((time.monotonic() - started) * 1000)
+        left = timeout_ms - spent_ms(solver, started)
         if left > 0:
             solver.push()
             solver.add(query.tid == 0)

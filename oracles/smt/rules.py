@@ -61,6 +61,7 @@ from oracles.interp import CompiledFunction
 from oracles.memory_model import buffer_base
 from oracles.outcomes import Returned
 from oracles.smt.instruction import encode_instruction
+from oracles.smt.limits import limit
 from oracles.smt.machine import ADDRESS_SORT, BYTE_SORT, Memory, Z3Machine
 
 DEFAULT_TIMEOUT_MS = 2000
@@ -284,7 +285,7 @@ class _Query:
             self.assertions.append(z3.Not(z3.Or(*src_ub)))
         self.assertions.append(z3.Or(*tgt_ub, *differs))
         solver = z3.Solver()
-        solver.set("timeout", max(1, int(timeout_ms)))
+        limit(solver, timeout_ms)
         solver.add(*self.assertions)
         return solver
 
@@ -334,7 +335,7 @@ def _check(inst: Instance, timeout_ms: int) -> _Checked:
         # Whether a computed immediate fits its slot is static: no input is needed, so it is
         # asked apart from the (maybe much harder) question about values.
         static = z3.Solver()
-        static.set("timeout", int(timeout_ms))
+        limit(static, timeout_ms)
         static.add(*query.static, z3.Or(*query.bad))
         if static.check() == z3.sat:
             ms = (time.perf_counter() - start) * 1000
@@ -345,7 +346,7 @@ def _check(inst: Instance, timeout_ms: int) -> _Checked:
         if split is not None:
             return split
         if timeout_ms > SPLIT_AFTER_MS:
-            solver.set("timeout", int(timeout_ms) - SPLIT_AFTER_MS)
+            limit(solver, timeout_ms - SPLIT_AFTER_MS)
             result = solver.check()
     ms = (time.perf_counter() - start) * 1000
     if result == z3.unsat:
@@ -365,7 +366,7 @@ def _split(query: _Query, timeout_ms: int, start: float) -> _Checked | None:
     if not symbols:
         return None
     domain = z3.Solver()
-    domain.set("timeout", int(timeout_ms))
+    limit(domain, timeout_ms)
     domain.add(*query.assume)
     if query.inst.match.condition is not True:
         domain.add(query.inst.match.condition)
@@ -383,7 +384,7 @@ def _split(query: _Query, timeout_ms: int, start: float) -> _Checked | None:
         # A fresh solver per case: with the values as equalities z3 folds the constants
         # before bit-blasting, which it does not do for assumptions or after push.
         case = z3.Solver()
-        case.set("timeout", int(timeout_ms))
+        limit(case, timeout_ms)
         case.add(*query.assertions, *[k == v for k, v in zip(symbols, combo)])
         result = case.check()
         if result == z3.unsat:

@@ -43,6 +43,7 @@ from agxir.nir.predicates import (
     meaning,
 )
 from agxir.rewrite.concrete import ConcreteMachine
+from oracles.smt.limits import limit
 from oracles.smt.machine import Z3Machine, value_of
 from oracles.smt.nir.integers import IntMachine
 
@@ -172,7 +173,7 @@ def decide(instance: Instance, found, timeout_ms: int, integers: bool, extra=Non
     API bound a rule's comment relies on), to check a counterexample's explanation."""
     rule = instance.rule
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    limit(solver, timeout_ms)
     if integers:
         m = IntMachine()
         env = {n: m.variable(n, instance.size(("var", n))) for n in _var_names(rule)}

@@ -42,10 +42,10 @@ def test_products_of_products_are_decided_by_the_integer_encoding():
     # bit-vectors give up on this nonlinear query (20 s in experiments); integers decide it
     assert decide(instance, found, 300, integers=False)[0] == z3.unknown
     assert decide(instance, found, 20000, integers=True)[0] == z3.unsat
+    # A budget of z3 resource units (tests/conftest.py), not wall time: the same verdict on a
+    # loaded machine. The integer query needs 0.05-0.2 M units of the 1.5 M that 300 ms gives.
     result = prove_instance(instance, 300)
-    assert result.verdict in ("verified", "timeout")  # timeout only when the machine is slow
-    if result.verdict == "verified":
-        assert result.encoding == "integers"
+    assert (result.verdict, result.encoding) == ("verified", "integers")
 
 
 def test_wrong_rules_have_confirmed_counterexamples():
