@@ -226,8 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     zoo = commands.add_parser(
         "zoo", help="run a campaign against each wrong variant and show what caught it"
     )
-    zoo.add_argument("--time-per-bug", type=_positive_float, default=60.0, metavar="S",
-                     help="campaign time budget per variant (default 60)")
+    per_bug = zoo.add_mutually_exclusive_group()
+    per_bug.add_argument("--time-per-bug", type=_positive_float, default=60.0, metavar="S",
+                         help="campaign time budget per variant (default 60)")
+    per_bug.add_argument("--programs-per-bug", type=_positive, metavar="N",
+                         help="a budget of N programs per variant instead: with --jobs 1, the "
+                         "same table on any machine under any load")
     zoo.add_argument("--mesa", nargs="?", const="", metavar="DIR", help="the wrong variants "
                      "planted in Mesa's C (fuzz/mesa/variants), each built from the Mesa tree DIR "
                      "(default $AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6) and hunted on the "

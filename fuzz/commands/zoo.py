@@ -90,8 +90,10 @@ def run_zoo(args) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
     jobs = args.jobs or default_jobs()
     out = Path(args.out)
-    print(f"agxfuzz zoo: seed {seed}, {len(variants)} variants, up to {args.time_per_bug:g} s "
-          f"each, {jobs} jobs", flush=True)
+    programs = getattr(args, "programs_per_bug", None)
+    budget = f"{programs} programs" if programs else f"{args.time_per_bug:g} s"
+    print(f"agxfuzz zoo: seed {seed}, {len(variants)} variants, up to {budget} each, {jobs} jobs",
+          flush=True)
     beside = _default_pipelines() if getattr(args, "default_cost", False) else []
     if beside:
         print(f"beside each variant: the default campaign's {len(beside)} pipelines")
@@ -100,7 +102,8 @@ def run_zoo(args) -> int:
     outcomes = []
     for variant in variants:
         # At the default campaign's cost means its settings too: guided, coverage sampled.
-        outcome = run_variant(variant, seconds=args.time_per_bug, seed=seed, jobs=jobs, out=out,
+        outcome = run_variant(variant, seconds=None if programs else args.time_per_bug,
+                              programs=programs, seed=seed, jobs=jobs, out=out,
                               beside=beside, guidance=bool(beside),
                               coverage_every=DEFAULT_COVERAGE_EVERY if beside else 0)
         outcomes.append(outcome)

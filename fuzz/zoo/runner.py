@@ -1,4 +1,5 @@
-"""Running the zoo: a time-boxed campaign against each wrong variant until it is caught.
+"""Running the zoo: a time-boxed (or program-boxed) campaign against each wrong variant until
+it is caught.
 
 Each variant replaces one pass (or the liveness analysis) with its wrong version; the
 campaign stops at the first finding, reduces it, and the table records how long detection
@@ -61,12 +62,16 @@ class ZooOutcome:
     files: object = None
 
 
-def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: Path,
-                beside: list | None = None, guidance: bool = False,
-                coverage_every: int = 0) -> ZooOutcome:
-    """`beside`: more pipelines every program also runs (right passes: they add the default
-    campaign's cost per program, and no finding of their own). `guidance`, `coverage_every`:
-    as `CampaignConfig`'s (off by default: the blind stream the zoo's tables were timed on)."""
+def run_variant(variant: Variant, *, seconds: float | None = None, seed: int, jobs: int,
+                out: Path, beside: list | None = None, guidance: bool = False,
+                coverage_every: int = 0, programs: int | None = None) -> ZooOutcome:
+    """The campaign's budget: `seconds`, or `programs` (a fixed number of programs, the same
+    outcome on any machine under any load with one job). `beside`: more pipelines every
+    program also runs (right passes: they add the default campaign's cost per program, and
+    no finding of their own). `guidance`, `coverage_every`: as `CampaignConfig`'s (off by
+    default: the blind stream the zoo's tables were timed on)."""
+    if (seconds is None) == (programs is None):
+        raise ValueError("run_variant: give either seconds or programs")
     from agxir.text import parse_function
 
     mesa = variant.mesa
@@ -75,6 +80,7 @@ def run_variant(variant: Variant, *, seconds: float, seed: int, jobs: int, out: 
         seed=seed,
         pipelines=pipelines,
         seconds=seconds,
+        examples=programs,
         jobs=jobs,
         fail_fast=True,
         liveness_analysis=variant.liveness,
