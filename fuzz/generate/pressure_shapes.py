@@ -4,9 +4,10 @@ evict and fix up entry maps, and what makes copy lowering break cycles and swap.
 In a pressure program (half the programs with the `pressure` group on), the program
 builder (`program._Program`) asks this module for:
 
-* `pressure_cfg`: half the time, a CFG drawn mostly from loops and ifs without an else (a
-  branch straight to its join is a critical edge: several in one function), never from
-  unstructured regions (which control-flow lowering often declines);
+* `pressure_cfg`: half the time, a CFG drawn mostly from loops (half of them breaking
+  out from an if) and ifs without an else (a branch straight to its join is a critical
+  edge: several in one function), seldom from unstructured regions (which control-flow
+  lowering often declines);
 * `header_phis`: at a loop header, one or two groups of 2-4 phis of one size each (16,
   32 or 64 bits, so a function mixes them) whose back-edge sources rotate the group (the
   first takes the second's value, ..., the last the first's): after allocation the latch's
@@ -38,8 +39,13 @@ from fuzz.generate.cfg_shapes import (
     _MIN_BLOCKS,
     _SEQ,
     _SINGLE,
+    _UNSTRUCTURED,
+    BRANCH,
+    JUMP,
+    LATCH,
     STOP,
     CFGShape,
+    Loop,
     _ShapeBuilder,
 )
 from fuzz.generate.choices import ChoiceSource, Weighted
@@ -48,12 +54,14 @@ from fuzz.generate.operations import immediate
 
 R = OPCODES
 _PHI = R["phi"]
-# Region kinds of a pressure CFG: ifs without an else (critical edges) and loops first.
-_WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 4}
+# Region kinds of a pressure CFG: ifs without an else (critical edges) and loops first;
+# unstructured regions now and then (their guarded back edges are where a loop breaks from
+# inside an if).
+_WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 4, _UNSTRUCTURED: 1}
 
 
 class _PressureShapes(_ShapeBuilder):
-    """`cfg_shapes`' builder with the region kinds of `_WEIGHTS` (no unstructured ones)."""
+    """`cfg_shapes`' builder with the region kinds of `_WEIGHTS`."""
 
     def table(self, budget: int, may_loop: bool) -> Weighted:
         key = (min(budget, 9), may_loop)
@@ -67,6 +75,30 @@ class _PressureShapes(_ShapeBuilder):
                 pairs.append((kind, _WEIGHTS.get(kind, 0) if fits else 0))
             table = self._tables[key] = Weighted(pairs)
         return table
+
+    def loop(self, budget: int, depth: int) -> tuple[int, int]:
+        """Half the loops with room: a do-while whose body breaks out from an if (`pre ->
+        first part -> c; c -> rest or exit; rest's end is the latch, -> header or exit`):
+        lowered as `if (c) break` with lanes that leave while others stay, and the exit a
+        join of two edges from the loop, both critical."""
+        source = self.source
+        if budget < 5 or not source.boolean():
+            return super().loop(budget, depth)
+        start = len(self.shape.succs)
+        pre = self.new()
+        header, first_exit = self.region(1 + source.below((budget - 3) // 2), depth + 1)
+        cond = self.new()
+        used = len(self.shape.succs) - start
+        rest_entry, latch = self.region(max(1, budget - used - 1), depth + 1)
+        exit_block = self.new()
+        self.link(pre, [header], JUMP)
+        self.link(first_exit, [cond], JUMP)
+        targets = [exit_block, rest_entry] if source.boolean() else [rest_entry, exit_block]
+        self.link(cond, targets, BRANCH)
+        targets = [exit_block, header] if source.boolean() else [header, exit_block]
+        self.link(latch, targets, LATCH)
+        self.shape.loops.append(Loop(pre, header, latch, exit_block, False, depth + 1))
+        return pre, exit_block
 
 
 def pressure_cfg(source: ChoiceSource, features: Features, *, max_blocks: int,

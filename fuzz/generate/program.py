@@ -20,10 +20,10 @@ its own (no other export writes it), so which lanes went where stays observable.
 block exports and stores a few of the values computed last, so that what the program
 computes is observable.
 
-In half the programs with the `pressure` group on, `pressure_shapes` adds what stresses
-the machine passes, in place of most random picks outside the blocks that end in a
-two-way branch (`PRESSURE_SHARE`): half the time a CFG of loops and ifs without an else
-(critical edges), groups of loop phis whose back-edge sources rotate the group (cycles
+In half the programs of size 40 or more with the `pressure` group on, `pressure_shapes`
+adds what stresses the machine passes, in place of most random picks outside the blocks
+that end in a two-way branch (`PRESSURE_SHARE`): half the time a CFG of loops (some
+breaking out from an if) and ifs without an else (critical edges), groups of loop phis whose back-edge sources rotate the group (cycles
 and swaps of registers; immediates and uniforms entering them), phis of immediates at
 joins, values held live across each loop (read at its exit; across the whole function
 when it has no loop) and fragmented values in latches (and at the ends of if sides when
@@ -54,7 +54,8 @@ INPUT_BUFFER_SIZES = (1024, 4096, 256)
 FRAME_BYTES = 24  # choice bytes per random instruction from a byte source (see frame())
 HEAVY_FRAME_BYTES = 40  # the same for address-heavy programs (array accesses decide more)
 UNIFORM_BYTES = 20
-PRESSURE_SHARE = 0.2  # of the random picks a pressure program keeps outside branch blocks
+PRESSURE_SHARE = 0.25  # of the random picks a pressure program keeps outside branch blocks
+PRESSURE_MIN_SIZE = 40  # smaller programs have no room for the pressure shapes
 R = OPCODES
 _PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
 # Kinds of pre-created phis (the last two: pressure_shapes' rotating groups and join phis).
@@ -132,8 +133,9 @@ class _Program(AddressEmitter):
         uniforms = self.declare_uniforms()
         max_blocks = max(1, min(40, self.size // 4))
         # Half the programs of the `pressure` group are pressure programs (the rest keep the
-        # whole size for the other shapes); half of those draw a CFG of loops and ifs.
-        self.pressure = f.pressure and below(2) == 1
+        # whole size for the other shapes), if they are large enough to hold the pressure
+        # shapes beside the others; half of those draw a CFG of loops and ifs.
+        self.pressure = f.pressure and below(2) == 1 and self.size >= PRESSURE_MIN_SIZE
         cfg = pressure.pressure_cfg if self.pressure and below(2) else _generate_cfg
         shape = self.shape = cfg(
             self.source.frame(8 * max_blocks + 8), f, max_blocks=max_blocks,

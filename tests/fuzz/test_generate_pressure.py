@@ -73,18 +73,18 @@ def _share(flags) -> float:
 def test_the_tight_route_evicts_fixes_up_and_breaks_cycles_often_enough():
     paths = [_tight_paths(fn) for fn in CASES if structurable(fn) is None]
     assert len(paths) >= 160
-    # Measured when the shapes went in (178 structurable of the 200): evictions 14.6%,
-    # fix-ups 5.6%, a swap or a cycle 15%, immediates 65%, edge splits 66%.
+    # Measured when the shapes went in (176 structurable of the 200): evictions 16%,
+    # fix-ups 6.8%, a swap or a cycle 13.6%, immediates 65%, edge splits 67%.
     assert _share(["eviction" in p for p in paths]) >= 0.07
     assert _share(["entry-fixup" in p for p in paths]) >= 0.025
-    assert _share(["swap" in p or "cycle" in p for p in paths]) >= 0.075
+    assert _share(["swap" in p or "cycle" in p for p in paths]) >= 0.07
     assert _share(["immediate" in p for p in paths]) >= 0.4
     assert _share(["edge-split" in p for p in paths]) >= 0.4
 
 
 def test_programs_hold_rotating_phi_groups_of_mixed_sizes():
     groups = [_rotating_groups(fn) for fn in CASES]
-    assert _share([n > 0 for n in groups]) >= 0.055  # measured: 11.5%
+    assert _share([n > 0 for n in groups]) >= 0.05  # measured: 10%
     sizes = {phi.dest.size for fn in CASES for block in fn.blocks for phi in block.phis()}
     assert sizes == {16, 32, 64}
 
@@ -94,12 +94,12 @@ def test_immediates_and_uniforms_go_into_phis():
         return any(isinstance(src.ref, kind) for block in fn.blocks for phi in block.phis()
                    for src in phi.srcs)
 
-    assert _share([sources(fn, Immediate) for fn in CASES]) >= 0.4  # measured: 67.5%
-    assert _share([sources(fn, Uniform) for fn in CASES]) >= 0.11  # measured: 21.5%
+    assert _share([sources(fn, Immediate) for fn in CASES]) >= 0.4  # measured: 68%
+    assert _share([sources(fn, Uniform) for fn in CASES]) >= 0.11  # measured: 22.5%
 
 
 def test_several_critical_edges_in_one_function():
-    assert _share([_critical_edges(fn) >= 2 for fn in CASES]) >= 0.24  # measured: 47.5%
+    assert _share([_critical_edges(fn) >= 2 for fn in CASES]) >= 0.24  # measured: 50.5%
 
 
 def test_the_pressure_group_off_makes_no_rotating_groups_and_programs_verify():
@@ -110,6 +110,6 @@ def test_the_pressure_group_off_makes_no_rotating_groups_and_programs_verify():
         assert verify(fn) == [], seed
         with_groups += _rotating_groups(fn) > 0
         without += _rotating_groups(generate_program(ChoiceSource.from_seed(seed), off)) > 0
-    assert with_groups >= 9 and without <= with_groups // 4  # measured: 18 and 2
+    assert with_groups >= 7 and without <= with_groups // 4  # measured: 14 and 2
     assert "pressure" in Features.groups()
     assert not Features.all_on(address_heavy=True).pressure

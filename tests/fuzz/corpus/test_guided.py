@@ -122,8 +122,10 @@ def test_a_worker_taken_down_on_a_guided_program_is_blamed_on_that_program(tmp_p
             os._exit(3)
         return False
 
+    # Seed 14: generator version 7's seed 11 draws no fresh program with two imuls where
+    # this run checks one.
     cfg = config(pipelines=[[PassUnderTest("imul-killer", run, ("--pass", "x:y"))]],
-                 examples=40)
+                 examples=40, seed=14)
     store = FindingStore(tmp_path / "findings", lambda finding: [])
     result = run_campaign(cfg, store)
     assert result.worker_deaths >= 1 and result.stats.programs + result.worker_deaths == 40
