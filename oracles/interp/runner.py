@@ -267,18 +267,49 @@ def _compiled_block(source: str) -> Callable:
 
 
 def _blocks_on_cycles(blocks: list[Block]) -> set[Block]:
-    """The blocks some path leads from back to themselves."""
-    on_cycles = set()
-    for block in blocks:
-        seen, stack = set(), list(block.successors)
-        while stack:
-            b = stack.pop()
-            if b is block:
-                on_cycles.add(block)
-                break
-            if b not in seen:
-                seen.add(b)
-                stack.extend(b.successors)
+    """The blocks some path leads from back to themselves: those in a strongly connected
+    component of more than one block, or with an edge to themselves. Tarjan's algorithm on
+    an explicit stack: linear in the CFG, whatever its size or depth."""
+    index: dict[Block, int] = {}
+    low: dict[Block, int] = {}
+    on_stack: set[Block] = set()
+    component: list[Block] = []
+    on_cycles: set[Block] = set()
+    for root in blocks:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        component.append(root)
+        on_stack.add(root)
+        work = [(root, iter(root.successors))]
+        while work:
+            block, pending = work[-1]
+            for succ in pending:
+                if succ is block:
+                    on_cycles.add(block)
+                if succ not in index:
+                    index[succ] = low[succ] = len(index)
+                    component.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(succ.successors)))
+                    break
+                if succ in on_stack:
+                    low[block] = min(low[block], index[succ])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[block])
+                if low[block] == index[block]:
+                    members = []
+                    while True:
+                        member = component.pop()
+                        on_stack.discard(member)
+                        members.append(member)
+                        if member is block:
+                            break
+                    if len(members) > 1:
+                        on_cycles.update(members)
     return on_cycles
 
 
