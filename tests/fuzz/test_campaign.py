@@ -7,7 +7,6 @@ import json
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -15,23 +14,25 @@ ROOT = Path(__file__).resolve().parents[2]
 WRONG_CMPSEL = f"{ROOT / 'examples' / 'wrong_cmpsel.py'}:wrong_cmpsel"
 
 
-def agxfuzz(*args: str, cwd: Path = ROOT, timeout: float = 120) -> subprocess.CompletedProcess:
+def agxfuzz(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The command line; `timeout` only keeps a hung run from hanging CI (every budget here
+    is a number of programs, never time)."""
     return subprocess.run(
         [sys.executable, "-m", "fuzz", *args],
         cwd=cwd, capture_output=True, text=True, timeout=timeout,
     )
 
 
-def test_a_wrong_cmpsel_given_through_pass_is_found_within_30_seconds(tmp_path):
-    started = time.monotonic()
+def test_a_wrong_cmpsel_given_through_pass_is_found_within_500_programs(tmp_path):
     result = agxfuzz(
-        "run", "--pass", WRONG_CMPSEL, "--time", "30", "--seed", "11", "--fail-fast",
-        "--out", str(tmp_path / "findings"), "--json-report", str(tmp_path / "report.json"),
+        "run", "--pass", WRONG_CMPSEL, "--examples", "500", "--seed", "11", "--fail-fast",
+        "--jobs", "2", "--out", str(tmp_path / "findings"),
+        "--json-report", str(tmp_path / "report.json"),
         "--junit", str(tmp_path / "junit.xml"), "--sarif", str(tmp_path / "findings.sarif"),
     )
     assert result.returncode == 1, result.stdout + result.stderr
-    assert time.monotonic() - started < 30
     report = json.loads((tmp_path / "report.json").read_text())
+    assert 0 < report["programs"] < 500  # found, and --fail-fast stopped the run there
     for key in ("programs", "seconds", "programs_per_second", "skipped", "pass_changes"):
         assert key in report
     # With two workers, the other may report before it sees the stop: at least one finding.

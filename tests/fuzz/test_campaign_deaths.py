@@ -28,7 +28,7 @@ def _run(tmp_path, attribute: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "fuzz", "run", "--examples", "12", "--seed", "3", "--jobs", "2",
          *extra, "--pass", f"{killers}:{attribute}", "--out", str(tmp_path / "f")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
 
 
@@ -65,7 +65,7 @@ def test_a_pass_over_its_memory_limit_is_a_finding_and_counted(tmp_path):
         [sys.executable, "-m", "fuzz", "run", "--examples", "4", "--seed", "3", "--jobs", "2",
          "--no-reduce", "--pass-memory", "1024", "--pass", f"{killers}:hog",
          "--out", str(tmp_path / "f")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "hog: memory-limit: the pass went past its memory limit of 1024 MB" in result.stdout

@@ -60,9 +60,9 @@ def test_any_base_exception_from_a_pass_is_a_crash_finding():
 
 
 def test_a_pass_that_defeats_its_deadline_is_a_timeout_and_the_run_ends():
-    started = time.monotonic()
+    # The pass never returns: the run ending at all, with both its workers killed as hung,
+    # is the deadline at work (no elapsed-time bound: that would measure the machine's load).
     result = _campaign(_ignores_its_deadline, examples=2, pass_timeout=0.5, hang_grace=1.0)
-    assert time.monotonic() - started < 30
     assert result.hung_workers == 2
     assert [(f.pass_name, f.oracle) for f, _ in result.findings] == [
         ("_ignores_its_deadline", "timeout")

@@ -19,7 +19,7 @@ def agxfuzz(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
         capture_output=True,
         text=True,
         input=stdin,
-        timeout=120,
+        timeout=600,
     )
 
 

@@ -88,10 +88,9 @@ def test_a_pass_that_loops_is_a_timeout_finding():
         while True:
             time.sleep(0.01)
 
-    started = time.monotonic()
+    # The pass never returns: that the check does, with this finding, is the deadline at work.
     finding = check_one(SELECT, forever, pass_timeout=0.3)
-    assert finding.oracle == "timeout"
-    assert time.monotonic() - started < 5
+    assert (finding.oracle, finding.message) == ("timeout", "the pass ran longer than 0.3 s")
 
 
 def test_changing_while_reporting_no_change_is_caught():

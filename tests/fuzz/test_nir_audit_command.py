@@ -16,7 +16,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "nir"
 
 def agxfuzz(*args):
     done = subprocess.run([sys.executable, "-m", "fuzz", "audit", *args], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=600)
     return done.returncode, done.stdout, done.stderr
 
 

@@ -6,7 +6,7 @@ import sys
 
 def _opt(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "fuzz", "opt", *args],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
 
 
 def test_opt_lowers_to_registers_and_prints_the_stats_line():

@@ -135,7 +135,7 @@ def test_the_zoo_catches_and_reduces_both_variants(tmp_path):
         [sys.executable, "-m", "fuzz", "zoo", "--only", "ballot-constant,uadd-sat-packing",
          "--time-per-bug", "30", "--seed", "1", "--jobs", "1", "--out", str(tmp_path / "zoo"),
          "--json", str(tmp_path / "zoo.json")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads((tmp_path / "zoo.json").read_text())
