@@ -94,6 +94,7 @@ class CompiledWave:
         self.fn = fn
         self.lane_instructions = 0
         position = {block: i for i, block in enumerate(fn.blocks)}
+        self._number = position  # block numbers in layout order, once (LB holds them)
         self.names = sorted(
             {d.name for ins in fn.instructions() for d in ins.defs() if not isinstance(d, Register)}
             | {s.ref.name for ins in fn.instructions() for s in ins.srcs
@@ -176,7 +177,7 @@ class CompiledWave:
     def _emit_phis(self, em: WaveEmitter, phis, first_unit) -> None:
         """Every phi reads before any writes; a lane takes the source of the logical
         predecessor it was last active in (`LB` holds block numbers in layout order)."""
-        number = {block: i for i, block in enumerate(self.fn.blocks)}
+        number = self._number
         results = []
         for phi in phis:
             choices = [em.ref_value(src.ref) for src in phi.srcs]
