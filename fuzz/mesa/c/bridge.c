@@ -95,7 +95,10 @@ bridge_run_pass(agx_context *ctx, const char *name, bool *liveness)
 
 /* One request in the worker: parse, run, print the whole answer (`ok` and the
  * shader, or `error REASON`, then `end`). A Mesa assert or agx_validate failure
- * ends the worker instead, which the parent reports as the request's crash. */
+ * ends the worker instead, which the parent reports as the request's crash.
+ * The request's memory is freed before its `end` is written, so a crash while
+ * freeing it (a heap Mesa corrupted) is still this request's, never the next
+ * one's. */
 static void
 serve_request(char **lines, unsigned nlines)
 {
@@ -105,12 +108,12 @@ serve_request(char **lines, unsigned nlines)
    bridge_record_copies = false;
    agx_context *ctx = NULL;
    if (nlines < 1 || strncmp(lines[0], "passes", 6) != 0) {
-      printf("error expected a `passes` line\nend\n");
+      printf("error expected a `passes` line\n");
       goto done;
    }
    ctx = bridge_read_shader(memctx, lines + 1, nlines - 1, &error);
    if (!ctx) {
-      printf("error %s\nend\n", error);
+      printf("error %s\n", error);
       goto done;
    }
 
@@ -127,7 +130,7 @@ serve_request(char **lines, unsigned nlines)
    for (char *save = NULL, *name = strtok_r(names, " ", &save); name;
         name = strtok_r(NULL, " ", &save)) {
       if (!bridge_run_pass(ctx, name, &liveness)) {
-         printf("error unknown pass %s\nend\n", name);
+         printf("error unknown pass %s\n", name);
          goto done;
       }
       if (!strcmp(name, "ra") || !strcmp(name, "ra-direct") ||
@@ -140,10 +143,10 @@ serve_request(char **lines, unsigned nlines)
    bridge_write_shader(stdout, ctx, liveness);
    if (bridge_bound)
       printf("demand %u %u\n", bridge_demand, bridge_bound);
-   printf("end\n");
 done:
-   fflush(stdout);
    ralloc_free(memctx);
+   printf("end\n");
+   fflush(stdout);
 }
 
 struct sink {
@@ -277,6 +280,9 @@ worker_spawn(void)
       prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
       signal(SIGPIPE, SIG_DFL);
+      /* An answer leaves in one write (or a few, for a large shader) */
+      static char answer_buffer[1 << 18];
+      setvbuf(stdout, answer_buffer, _IOFBF, sizeof(answer_buffer));
       dup2(out[1], 1);
       dup2(err[1], 2);
       close(req[1]);
