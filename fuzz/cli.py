@@ -332,6 +332,22 @@ def build_parser() -> argparse.ArgumentParser:
     mesa_test.add_argument("--run", action="store_true", help="also compile it with Mesa's gtest "
                            "against the tree (and the variant's patched copy) and run it: exit 0 "
                            "when it fails with the bug and passes without")
+    mesa_cov = mesa_actions.add_parser("coverage", help="line and branch coverage of Mesa's "
+                                       "pass files under a run --mesa campaign (gcov), with the "
+                                       "uncovered regions")
+    mesa_budget = mesa_cov.add_mutually_exclusive_group()
+    mesa_budget.add_argument("--time", type=float, metavar="SECONDS",
+                             help="the campaign's length (default 60 s)")
+    mesa_budget.add_argument("--examples", type=int, metavar="N", help="check N programs")
+    mesa_cov.add_argument("--seed", type=int, default=1, help="the campaign's seed (default 1)")
+    mesa_cov.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    mesa_cov.add_argument("--mesa-src", metavar="DIR", help="the Mesa tree (default: "
+                          "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
+    mesa_cov.add_argument("--regions", type=int, default=20, metavar="N",
+                          help="list the N largest uncovered regions (default 20)")
+    mesa_cov.add_argument("--keep", metavar="DIR", help="keep the .gcda files and the "
+                          "campaign's findings in DIR")
+    mesa_cov.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     mesa_cmd.set_defaults(handler=_command("fuzz.commands.mesa:run_mesa"))
     return parser
 

@@ -5,6 +5,9 @@ repository. Prints where the bridge is and whether it was a cache hit; a missing
 that is not Mesa, or one that does not compile is one line and exit 2 (`fuzz/mesa/build.py`).
 
 `agxfuzz mesa test FINDING`: a Mesa finding as a gtest case (`fuzz/mesa/gtest.py`).
+
+`agxfuzz mesa coverage [--time S | --examples N]`: gcov over Mesa's pass files under a
+`run --mesa` campaign (`fuzz/mesa/coverage.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from fuzz.commands.errors import UsageError
 
 
 def run_mesa(args) -> int:
+    if getattr(args, "mesa_action", "build") == "coverage":  # gcov over the pass files
+        from fuzz.mesa.coverage import run_coverage_command
+
+        return run_coverage_command(args)
     if getattr(args, "mesa_action", "build") == "test":  # a finding as a Mesa unit test
         from fuzz.mesa.gtest import run_test_command
 

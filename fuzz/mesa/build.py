@@ -62,6 +62,8 @@ DEFINES = ("-D_GNU_SOURCE", "-DHAVE_PTHREAD", "-DHAVE_ENDIAN_H", "-DHAVE_STRUCT_
            "-DHAVE_GNU_QSORT_R")
 # Asserts stay on (no NDEBUG): Mesa's asserts and agx_validate are what a debug build runs.
 CFLAGS = ("-O1", "-g", "-std=gnu11", "-fno-strict-aliasing", "-w")
+# build_bridge(coverage=True): gcov's counters (fuzz/mesa/coverage.py); -O0 so lines map
+COVERAGE_FLAGS = ("--coverage", "-O0", "-DAGXFUZZ_COVERAGE")
 
 
 WHERE = "set AGXFUZZ_MESA_SRC, or name one: mesa build --mesa-src DIR, run --mesa DIR"
@@ -171,11 +173,11 @@ def _first_error(output: str) -> str:
     return lines[0] if lines else "the compiler failed with no output"
 
 
-def _compile_all(src: Path, work: Path, version: str, patches=()) -> Path:
+def _compile_all(src: Path, work: Path, version: str, patches=(), coverage=False) -> Path:
     gen = work / "gen"
     gen.mkdir()
     _generate(src, gen)
-    flags = [*CFLAGS, *DEFINES, f'-DPACKAGE_VERSION="{version}"',
+    flags = [*CFLAGS, *(COVERAGE_FLAGS if coverage else ()), *DEFINES, f'-DPACKAGE_VERSION="{version}"',
              f'-DAGXFUZZ_MESA_VERSION="{version}"', f"-I{gen}", f"-I{BRIDGE_C}"]
     patched = _overlay(src, work / "overlay", patches)  # before the tree: ours win
     flags += [f"-I{d}" for d in sorted({path.parent for path in patched.values()})]
@@ -201,6 +203,7 @@ def _compile_all(src: Path, work: Path, version: str, patches=()) -> Path:
                 raise MesaBuildError(_first_error(done.stderr))
     binary = work / BINARY
     done = subprocess.run([_cc(), *map(str, objects), "-o", str(binary), "-lm", "-lpthread",
+                           *(["--coverage"] if coverage else []),
                            # copies.c: agx_ra's parallel copies through the bridge
                            "-Wl,--wrap=agx_emit_parallel_copies"],
                           capture_output=True, text=True, check=False)
@@ -231,11 +234,14 @@ def _overlay(src: Path, overlay: Path, patches) -> dict[str, Path]:
     return out
 
 
-def build_bridge(src: Path | None = None, *, force: bool = False, patches=()) -> Bridge:
+def build_bridge(src: Path | None = None, *, force: bool = False, patches=(),
+                 coverage: bool = False) -> Bridge:
     """The bridge built from `src` (default `default_mesa_src()`), from the cache when the
     same inputs were built before. `patches`: `fuzz.mesa.variants.Patch`es applied to
     copies of the files they touch (a wrong variant's build; part of the cache key); one
-    that does not apply raises PatchDoesNotApply naming it."""
+    that does not apply raises PatchDoesNotApply naming it. `coverage`: a gcov build, its
+    own cache entry, with the .gcno files in `gcno/` beside the binary and `gcno/strip`
+    the GCOV_PREFIX_STRIP that puts a run's .gcda files beside them (fuzz/mesa/coverage.py)."""
     src = src if src is not None else default_mesa_src()
     if src is None:
         raise MesaBuildError(f"agxfuzz: no Mesa tree ({WHERE})")
@@ -250,13 +256,21 @@ def build_bridge(src: Path | None = None, *, force: bool = False, patches=()) ->
                   if (src / path).is_file() else None)
         key = hashlib.sha256("\n".join([key, *(p.text for p in patches)]).encode())
         key = key.hexdigest()[:20]
+    if coverage:
+        key = hashlib.sha256(f"{key}\ncoverage {COVERAGE_FLAGS}".encode()).hexdigest()[:20]
     target = cache_root() / key / BINARY
     if target.is_file() and not force:
         return Bridge(target, src, version, cached=True)
     target.parent.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent.parent, prefix="build-") as tmp:
-        binary = _compile_all(src, Path(tmp), version, patches)
+        binary = _compile_all(src, Path(tmp), version, patches, coverage)
         target.parent.mkdir(exist_ok=True)
+        if coverage:  # the notes gcov reads, and how deep the objects were built
+            notes = target.parent / "gcno"
+            notes.mkdir(exist_ok=True)
+            for gcno in Path(tmp).glob("*.gcno"):
+                shutil.copy2(gcno, notes / gcno.name)
+            (notes / "strip").write_text(f"{len(Path(tmp).resolve().parts) - 1}\n")
         staged = target.parent / f".{BINARY}.{os.getpid()}"
         shutil.copy2(binary, staged)
         os.replace(staged, target)  # atomic: a concurrent build sees all or nothing

@@ -93,6 +93,30 @@ bridge_run_pass(agx_context *ctx, const char *name, bool *liveness)
    return true;
 }
 
+#ifdef AGXFUZZ_COVERAGE
+/* The gcov build (build_bridge(coverage=True), agxfuzz mesa coverage): a worker
+ * never exits normally (it is killed with its bridge), so its counters are
+ * written (merged into the .gcda files under GCOV_PREFIX) and cleared after
+ * every request, and by a crash's signal before it ends the worker */
+extern void __gcov_dump(void);
+extern void __gcov_reset(void);
+
+static void
+bridge_coverage_dump(void)
+{
+   __gcov_dump();
+   __gcov_reset();
+}
+
+static void
+bridge_coverage_on_crash(int sig)
+{
+   __gcov_dump();
+   signal(sig, SIG_DFL);
+   raise(sig);
+}
+#endif
+
 /* One request in the worker: parse, run, print the whole answer (`ok` and the
  * shader, or `error REASON`, then `end`). A Mesa assert or agx_validate failure
  * ends the worker instead, which the parent reports as the request's crash.
@@ -145,6 +169,9 @@ serve_request(char **lines, unsigned nlines)
       printf("demand %u %u\n", bridge_demand, bridge_bound);
 done:
    ralloc_free(memctx);
+#ifdef AGXFUZZ_COVERAGE
+   bridge_coverage_dump(); /* before `end`: no client kills a worker mid-dump */
+#endif
    printf("end\n");
    fflush(stdout);
 }
@@ -280,6 +307,12 @@ worker_spawn(void)
       prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
       signal(SIGPIPE, SIG_DFL);
+#ifdef AGXFUZZ_COVERAGE
+      signal(SIGABRT, bridge_coverage_on_crash);
+      signal(SIGSEGV, bridge_coverage_on_crash);
+      signal(SIGBUS, bridge_coverage_on_crash);
+      signal(SIGFPE, bridge_coverage_on_crash);
+#endif
       /* An answer leaves in one write (or a few, for a large shader) */
       static char answer_buffer[1 << 18];
       setvbuf(stdout, answer_buffer, _IOFBF, sizeof(answer_buffer));
