@@ -189,15 +189,17 @@ def read_counters(run: Path, notes: Path) -> dict[str, FileCoverage]:
 
 def measure(*, examples: int | None = None, time: float | None = None, seed: int = 1,
             jobs: int = 1, mesa_src: str | None = None, keep: Path | None = None,
-            echo=None) -> Coverage:
+            bridge=None, echo=None) -> Coverage:
     """A `run --mesa` campaign on the gcov bridge, and what it covered. `keep`: the run
-    directory (the .gcda files and the campaign's findings), else a temporary one."""
+    directory (the .gcda files and the campaign's findings), else a temporary one.
+    `bridge`: the gcov bridge already built (else built, or found in the cache, now); the
+    campaign looks for the clean bridge in the cache that one lives in."""
     from fuzz.mesa.build import build_bridge
 
     if mesa_src:
         os.environ["AGXFUZZ_MESA_SRC"] = os.path.abspath(mesa_src)
     _gcov()
-    bridge = build_bridge(coverage=True)
+    bridge = bridge if bridge is not None else build_bridge(coverage=True)
     notes = bridge.path.parent / "gcno"
     strip = (notes / "strip").read_text().strip()
     budget = ["--examples", str(examples)] if examples is not None else ["--time", str(time)]
@@ -210,7 +212,8 @@ def measure(*, examples: int | None = None, time: float | None = None, seed: int
                 "--jobs", str(jobs), "--out", str(run / "findings"), "--no-reduce",
                 "--coverage-every", "0"]
         env = dict(os.environ, AGXFUZZ_MESA_BRIDGE=str(bridge.path), GCOV_PREFIX=str(run),
-                   GCOV_PREFIX_STRIP=strip)
+                   GCOV_PREFIX_STRIP=strip,  # <cache>/agxfuzz/mesa/<key>/<binary>
+                   XDG_CACHE_HOME=str(bridge.path.parents[3]))
         done = subprocess.run([sys.executable, "-c", "import sys; from fuzz.cli import main; "
                                "sys.exit(main(sys.argv[1:]))", *argv], env=env,
                               capture_output=True, text=True, check=False)
