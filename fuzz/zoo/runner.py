@@ -94,6 +94,8 @@ def run_variant(variant: Variant, *, seconds: float | None = None, seed: int, jo
     store = FindingStore(out / variant.name, replay_flags)
     with mesa.bridge() if mesa else nullcontext():  # the variant's bridge, for its workers
         result = run_campaign(config, store)
+    if result.interrupted:  # Ctrl-C (or SIGTERM) stops the zoo, not just this variant's run
+        raise KeyboardInterrupt
     if not result.findings:
         return ZooOutcome(variant, False, None, None, None, None, None, None)
     finding, files = result.findings[0]
