@@ -343,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     mesa_cov.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     mesa_cov.add_argument("--mesa-src", metavar="DIR", help="the Mesa tree (default: "
                           "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
+    mesa_cov.add_argument("--pressure", type=int, default=0, metavar="K",
+                          help="one program in K gets a block of register pressure that makes "
+                          "agx_ra split live ranges (AGXFUZZ_MESA_PRESSURE; default 0: none)")
     mesa_cov.add_argument("--regions", type=int, default=20, metavar="N",
                           help="list the N largest uncovered regions (default 20)")
     mesa_cov.add_argument("--keep", metavar="DIR", help="keep the .gcda files and the "

@@ -189,11 +189,12 @@ def read_counters(run: Path, notes: Path) -> dict[str, FileCoverage]:
 
 def measure(*, examples: int | None = None, time: float | None = None, seed: int = 1,
             jobs: int = 1, mesa_src: str | None = None, keep: Path | None = None,
-            bridge=None, echo=None) -> Coverage:
+            bridge=None, pressure: int = 0, echo=None) -> Coverage:
     """A `run --mesa` campaign on the gcov bridge, and what it covered. `keep`: the run
     directory (the .gcda files and the campaign's findings), else a temporary one.
     `bridge`: the gcov bridge already built (else built, or found in the cache, now); the
-    campaign looks for the clean bridge in the cache that one lives in."""
+    campaign looks for the clean bridge in the cache that one lives in. `pressure`: one
+    program in K gets a pressure block (`fuzz.mesa.translatable.add_pressure`)."""
     from fuzz.mesa.build import build_bridge
 
     if mesa_src:
@@ -213,7 +214,8 @@ def measure(*, examples: int | None = None, time: float | None = None, seed: int
                 "--coverage-every", "0"]
         env = dict(os.environ, AGXFUZZ_MESA_BRIDGE=str(bridge.path), GCOV_PREFIX=str(run),
                    GCOV_PREFIX_STRIP=strip,  # <cache>/agxfuzz/mesa/<key>/<binary>
-                   XDG_CACHE_HOME=str(bridge.path.parents[3]))
+                   XDG_CACHE_HOME=str(bridge.path.parents[3]),
+                   AGXFUZZ_MESA_PRESSURE=str(pressure))
         done = subprocess.run([sys.executable, "-c", "import sys; from fuzz.cli import main; "
                                "sys.exit(main(sys.argv[1:]))", *argv], env=env,
                               capture_output=True, text=True, check=False)
@@ -225,7 +227,10 @@ def measure(*, examples: int | None = None, time: float | None = None, seed: int
         files = read_counters(run, notes)
     if not files:
         raise CoverageError("agxfuzz: the campaign wrote no coverage counters")
-    return Coverage(files, " ".join(budget), "agxfuzz " + " ".join(argv[:1] + argv[2:]))
+    command = " ".join(["agxfuzz run --mesa", *argv[3:-5]])
+    if pressure:
+        command = f"AGXFUZZ_MESA_PRESSURE={pressure} {command}"
+    return Coverage(files, " ".join(budget), command)
 
 
 def run_coverage_command(args) -> int:
@@ -237,11 +242,11 @@ def run_coverage_command(args) -> int:
         args.time = 60.0
     try:
         coverage = measure(examples=args.examples, time=args.time, seed=args.seed,
-                           jobs=args.jobs, mesa_src=args.mesa_src,
+                           jobs=args.jobs, mesa_src=args.mesa_src, pressure=args.pressure,
                            keep=Path(args.keep) if args.keep else None)
     except (MesaBuildError, CoverageError) as error:
         raise UsageError(str(error)) from None
-    print(f"Mesa pass coverage after run --mesa {coverage.programs} --seed {args.seed}:")
+    print(f"Mesa pass coverage after {coverage.command}:")
     print(coverage.format(args.regions))
     if args.json:
         Path(args.json).write_text(json.dumps(coverage.to_json(), indent=1) + "\n")

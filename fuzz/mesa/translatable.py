@@ -21,6 +21,9 @@ from agxir.opcodes.table import OPCODES
 from fuzz.mesa.opcodes import untranslatable
 
 MAX_DRAWS = 64
+# agx_ra bounds the register file by the occupancy tier its demand falls in; the three
+# smallest tiers' register counts (halves), which a pressure block fills (add_pressure)
+PRESSURE_TIERS = (104, 112, 128)
 NEG_ZERO = 0x80  # the 8-bit minifloat -0.0
 # The SSA branches become exec-mask control flow in lower-cf, which Mesa takes.
 SSA_ONLY = frozenset({"jump", "if_icmp (ssa)", "if_fcmp (ssa)"})
@@ -115,10 +118,58 @@ def translatable_program(source, *, size: int = 50, name: str = "fuzz") -> Funct
     raise NoTranslatableProgram(f"no translatable program in {MAX_DRAWS} draws")
 
 
+def add_pressure(fn: Function, source) -> None:
+    """A block of register pressure at the end of the entry block (in place), the one way a
+    campaign reaches agx_ra's live-range splitting (find_best_region_to_evict,
+    assign_regs_by_copying, insert_copies_for_clobbered_killed: 110 lines no program of the
+    profile reached, `agxfuzz mesa coverage`): about as many 16-bit values as the smallest
+    occupancy tiers hold, all live at once; the even ones summed (their registers freed
+    one by one, every other register), then one 32- or 64-bit value, which finds no
+    aligned free range left and makes agx_ra evict; then the odd ones summed. The sums and
+    the wide value are exported (`_export_dead_values`)."""
+    block = fn.entry
+    at = len(block.instructions) - (1 if block.terminator is not None else 0)
+    count = PRESSURE_TIERS[source.below(len(PRESSURE_TIERS))] - source.below(8)
+    new: list[Instruction] = []
+    halves = []
+    for k in range(count):
+        halves.append(Value(f"pr{k}", 16))
+        new.append(Instruction(OPCODES["mov_imm"], halves[-1], [], {"value": source.bits(16)}))
+
+    def chain(values: list[Value]) -> None:
+        total = values[0]
+        for value in values[1:]:
+            out = Value(f"pr{len(halves) + len(new)}", 16)
+            new.append(Instruction(OPCODES["iadd"], out, [Operand(total), Operand(value)],
+                                   {"shift": 0}))
+            total = out
+
+    chain(halves[0::2])
+    wide = Value("prw", (32, 64)[source.below(2)])
+    new.append(Instruction(OPCODES["mov_imm"], wide, [], {"value": source.bits(16)}))
+    chain(halves[1::2])
+    block.instructions[at:at] = new
+    _export_dead_values(fn)
+
+
+def pressure_every() -> int:
+    """$AGXFUZZ_MESA_PRESSURE: one program in K gets a pressure block (0, the default: none;
+    `agxfuzz mesa coverage --pressure K` sets it for its campaign)."""
+    import os
+
+    try:
+        return max(0, int(os.environ.get("AGXFUZZ_MESA_PRESSURE") or 0))
+    except ValueError:
+        return 0
+
+
 def translatable_case(source, config):
     """`fuzz.campaign.build_case` for a campaign over Mesa's passes."""
     from fuzz.generate import generate_inputs
 
     fn = translatable_program(source, size=config.size)
+    every = pressure_every()
+    if every and source.below(every) == 0:
+        add_pressure(fn, source)
     inputs = generate_inputs(fn, source, threads=config.threads, sets=config.sets)
     return fn, inputs

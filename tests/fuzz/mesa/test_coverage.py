@@ -80,3 +80,44 @@ def test_regions_are_unexecuted_runs_within_one_function_largest_first():
     assert str(regions[0]) == "agx_x.c:20-22 g (never entered): 3 lines"
     f = _made_up()
     assert (f.lines_hit, len(f.lines), f.branches_hit, len(f.branches)) == (2, 8, 1, 2)
+
+
+def test_a_pressure_block_makes_agx_ra_split_live_ranges(gcov_bridge, tmp_path, monkeypatch):
+    """What the coverage report led to: the profile's pressure block reaches agx_ra's
+    eviction code, which no program of the profile reached without it."""
+    from agxir.machine.lower_cf import structurable
+    from fuzz.generate import ChoiceSource
+    from fuzz.mesa.client import BridgeClient, run_passes
+    from fuzz.mesa.translatable import add_pressure, blockers, translatable_program
+    from fuzz.passes_under_test import registered
+
+    strip = (gcov_bridge.path.parent / "gcno" / "strip").read_text().strip()
+    monkeypatch.setenv("GCOV_PREFIX", str(tmp_path))
+    monkeypatch.setenv("GCOV_PREFIX_STRIP", strip)
+    ran = 0
+    with BridgeClient(gcov_bridge.path, timeout=20.0) as client:
+        for seed in range(12):
+            fn = translatable_program(ChoiceSource.from_seed(seed))
+            if structurable(fn) is not None:
+                continue
+            add_pressure(fn, ChoiceSource.from_seed(100 + seed))
+            assert not blockers(fn)
+            registered("lower-cf").run(fn)
+            out = run_passes(client, fn, ["dce", "ra"])
+            assert out.result.status == "ok", out.result.message
+            ran += 1
+    assert ran >= 6
+    ra = read_counters(tmp_path, gcov_bridge.path.parent / "gcno")["agx_register_allocate"]
+    assert ra.functions["find_best_region_to_evict"] > 0
+    assert ra.functions["assign_regs_by_copying"] > 0
+
+
+def test_pressure_is_one_program_in_k_from_the_environment(monkeypatch):
+    from fuzz.mesa.translatable import pressure_every
+
+    monkeypatch.setenv("AGXFUZZ_MESA_PRESSURE", "4")
+    assert pressure_every() == 4
+    monkeypatch.setenv("AGXFUZZ_MESA_PRESSURE", "x")
+    assert pressure_every() == 0
+    monkeypatch.delenv("AGXFUZZ_MESA_PRESSURE")
+    assert pressure_every() == 0
