@@ -117,7 +117,9 @@ def _print_pressure_paths(stats) -> None:
     reached = ", ".join(f"{label} {stats.pressure_paths.get(path, 0)} "
                         f"({100 * stats.pressure_paths.get(path, 0) / total:.1f}%)"
                         for path, label in PATHS.items())
-    text = f"pressure paths reached (of {total} machine-level programs): {reached}"
+    # Mesa's allocator (run --mesa) is C and counts nothing here: say whose paths these are.
+    text = (f"pressure paths the model's machine passes took (of {total} machine-level "
+            f"programs): {reached}")
     print("\n  ".join(textwrap.wrap(text, 92, break_on_hyphens=False)))
 
 

@@ -90,7 +90,8 @@ def test_stats_merge_and_the_reports_carry_the_paths(capsys):
     assert stats.machine_programs == 40 and stats.pressure_paths["eviction"] == 4
     _print_pressure_paths(stats)
     printed = " ".join(capsys.readouterr().out.split())
-    assert printed.startswith("pressure paths reached (of 40 machine-level programs): ")
+    assert printed.startswith("pressure paths the model's machine passes took (of 40 machine-level "
+                              "programs): ")
     assert "evictions 4 (10.0%)" in printed and "swaps 1 (2.5%)" in printed
     assert "cycle breaks 0 (0.0%)" in printed  # every path, reached or not
     result = CampaignResult(stats, 1.0)
