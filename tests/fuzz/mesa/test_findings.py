@@ -38,7 +38,7 @@ class MesaBug:
     pass_name: str
     oracle: str
     message: str  # the finding's message starts with this
-    fix: str  # tests/fuzz/mesa/upstream/FIX.patch: the later fix, backported
+    fix: str | None  # tests/fuzz/mesa/upstream/FIX.patch: the later fix, backported
 
 
 # agx_optimizer_backward counts uses in reverse program order and never sees a loop phi's
@@ -92,6 +92,20 @@ b0:
 }
 """
 
+# agx_optimizer_inline_imm skips a source with .neg but not one with .abs, and replaces
+# the operand whole, so the .abs is lost: |-1.0| + 1.0 becomes -1.0 + 1.0. Masked in plain
+# 23.3.6 campaigns by the fcmp bug's signature; found with the fixes above. The newest
+# agx_optimizer.c the search index holds has the same code: not known to be fixed.
+INLINE_IMM_ABS = """\
+func @inline_imm_drops_abs() {
+b0:
+  %a:16 = mov_imm value=0xbc00
+  %b:16 = fadd %a.abs, #1.0
+  export %b slot=0
+  stop
+}
+"""
+
 INVALID_VECTORS = "MesaCrash: Mesa exit 1: Invalid vectors after optimizer"
 OUTPUT_DIFFERS = "thread 0 output slot 0: input 0x1, output 0x0"
 BUGS = (
@@ -103,6 +117,9 @@ BUGS = (
             "mesa:optimizer", "refinement", OUTPUT_DIFFERS, "fcmp-inline-imm"),
     MesaBug("fcmp-inline-imm-backend", FCMP_INLINE_IMM, ("lower-cf", "mesa:backend"),
             "mesa:backend", "refinement", OUTPUT_DIFFERS, "fcmp-inline-imm"),
+    MesaBug("inline-imm-drops-abs", INLINE_IMM_ABS, ("lower-cf", "mesa:optimizer"),
+            "mesa:optimizer", "refinement", "thread 0 output slot 0: input 0x4000, output 0x0",
+            None),
     # latent in 23.3.6 (agx_ra never copies a 64-bit immediate): the golden is the program
     MesaBug("copies-immediate64", IMMEDIATE64.read_text(), ("mesa:lower-copies",),
             "mesa:lower-copies", "copy-checker", "in b0, `export d2 slot=0` does not read",
@@ -138,7 +155,7 @@ def _fixed_bridge(fix: str):
     return build_bridge(patches=[parse_patch(fix, path.read_text())])
 
 
-@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
+@pytest.mark.parametrize("bug", [bug for bug in BUGS if bug.fix], ids=lambda bug: bug.name)
 def test_the_later_fix_alone_makes_the_finding_go(bug: MesaBug, bridge, monkeypatch):
     """23.3.6 with only the backported fix: the same program through the same pipeline
     comes through clean (the other bugs' programs are not this fix's business)."""
@@ -148,7 +165,21 @@ def test_the_later_fix_alone_makes_the_finding_go(bug: MesaBug, bridge, monkeypa
 
 
 def test_every_backported_fix_is_one_of_the_findings():
-    assert sorted(p.stem for p in UPSTREAM.glob("*.patch")) == sorted({b.fix for b in BUGS})
+    fixes = {bug.fix for bug in BUGS if bug.fix}
+    assert sorted(p.stem for p in UPSTREAM.glob("*.patch")) == sorted(fixes)
+
+
+def test_a_bug_no_later_fix_covers_survives_all_the_backports(bridge, monkeypatch):
+    """The .abs inline_imm drops is found on 23.3.6 with every backported fix applied: the
+    campaign of seed 5 found it so, once the fcmp bug no longer shared its signature."""
+    from fuzz.mesa.build import build_bridge
+    from fuzz.mesa.variants import parse_patch
+
+    (bug,) = [bug for bug in BUGS if bug.fix is None]
+    if bridge.version == "23.3.6":
+        patches = [parse_patch(p.stem, p.read_text()) for p in sorted(UPSTREAM.glob("*.patch"))]
+        monkeypatch.setenv("AGXFUZZ_MESA_BRIDGE", str(build_bridge(patches=patches).path))
+    assert _reports(bug, _findings(bug.program, bug.passes))
 
 
 def test_the_fcmp_finding_is_mesa_reading_an_integer_as_a_minifloat(bridge):
