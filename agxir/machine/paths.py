@@ -14,8 +14,9 @@ the passes cost the same outside a campaign. This module knows nothing of the ca
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
+
+from agxir.counting import NestedCounters
 
 __all__ = ["PATHS", "counting_paths", "reached"]
 
@@ -29,22 +30,14 @@ PATHS: dict[str, str] = {
     "edge-split": "edge splits",
 }
 
-# The counters `counting_paths` opened, innermost last.
-_COUNTERS: list[Counter] = []
+_PATHS = NestedCounters()
 
 
-@contextmanager
-def counting_paths() -> Iterator[Counter]:
+def counting_paths() -> AbstractContextManager[Counter]:
     """Within the block, the returned Counter counts each path the machine passes take."""
-    counts: Counter = Counter()
-    _COUNTERS.append(counts)
-    try:
-        yield counts
-    finally:
-        _COUNTERS.pop()
+    return _PATHS.counting()
 
 
 def reached(path: str, times: int = 1) -> None:
     """Count `path` `times` in the innermost open counter (none open: nothing)."""
-    if _COUNTERS and times:
-        _COUNTERS[-1][path] += times
+    _PATHS.add(path, times)

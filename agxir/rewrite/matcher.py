@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from agxir.counting import NestedCounters
 from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform, Value
 from agxir.opcodes.spec import Src
 from agxir.opcodes.table import OPCODES
@@ -387,21 +388,15 @@ def _roots(fn: Function, order: str) -> list[tuple[Block, Instruction]]:
     raise ValueError(f"order must be one of {ORDERS}, not {order!r}")
 
 
-# The rule-firing counters `counting_rule_hits` opened, innermost last: apply_rules counts
-# each rewrite it makes in the innermost (nothing is counted when none is open).
-_COUNTERS: list[Counter] = []
+# apply_rules counts each rewrite it makes in the innermost open counter (nothing is
+# counted when none is open).
+_RULE_HITS = NestedCounters()
 
 
-@contextmanager
-def counting_rule_hits() -> Iterator[Counter]:
+def counting_rule_hits() -> AbstractContextManager[Counter]:
     """Within the block, the returned Counter counts rewrites by rule name (the campaign
     wraps each pass it runs in one, to report how often each rule fired)."""
-    hits: Counter = Counter()
-    _COUNTERS.append(hits)
-    try:
-        yield hits
-    finally:
-        _COUNTERS.pop()
+    return _RULE_HITS.counting()
 
 
 # The near-miss sets `recording_near_misses` opened, innermost last (see the module docstring).
@@ -500,8 +495,7 @@ def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool
                 break
             _splice(block, root, built, defs)
             changed = True
-            if _COUNTERS:
-                _COUNTERS[-1][rule.name] += 1
+            _RULE_HITS.add(rule.name)
             if once_per_root:
                 done.add(site)
                 if site is None:
