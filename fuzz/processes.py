@@ -268,11 +268,19 @@ def check_supervised(harness, fn, pipelines, *, memory_mb: int | None,
     def stuck() -> bool:
         return bool(since[0]) and time.monotonic() - since[0] > grace
 
+    def check_counted(fn, pipelines):
+        # the child's counts (inconclusive steps, declines) come back with its findings,
+        # so the caller can say what was and was not judged
+        harness.stats = type(harness.stats)()
+        return harness.check(fn, pipelines), harness.stats
+
     steps = sum(len(pipeline) for pipeline in pipelines)
-    kind, value = run_in_child(harness.check, fn, stamped(pipelines, 0, where, since),
+    kind, value = run_in_child(check_counted, fn, stamped(pipelines, 0, where, since),
                                seconds=bound(steps), stuck=stuck, memory_mb=memory_mb)
     if kind == "ok":
-        return value
+        findings, counted = value
+        harness.stats.merge(counted)
+        return findings
     if kind == "raised":
         raise HarnessError(value)
     text = print_function(fn)

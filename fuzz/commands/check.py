@@ -26,7 +26,12 @@ def check_command(args) -> int:
     if not given:
         names = f"{len(units)} passes in {len(pipelines)} pipelines"
     if not findings:
-        print(f"{args.file}: {names}: every oracle agrees on {len(sets)} input sets")
+        unjudged = not_judged(harness.stats)
+        if not unjudged:
+            print(f"{args.file}: {names}: every oracle agrees on {len(sets)} input sets")
+        else:  # no finding, but "agrees" would claim more than was checked
+            print(f"{args.file}: {names}: no oracle disagrees on {len(sets)} input sets; "
+                  f"not judged: {'; '.join(unjudged)}")
         return 0
     for finding in findings:
         print(f"{args.file}: {finding.pass_name}: {finding.oracle}: {finding.message}")
@@ -35,3 +40,19 @@ def check_command(args) -> int:
         for finding in findings:
             print(f"  written: {store.write(finding).reproducer}")
     return 1
+
+
+def not_judged(stats) -> list[str]:
+    """What a green check did not judge (counted, not findings: docs/guarantees.md)."""
+    notes = []
+    if stats.inconclusive:
+        notes.append(f"refinement inconclusive on {stats.inconclusive} steps (the output ran "
+                     "out of the budget the input's own step count gives it; --fuel raises it)")
+    if stats.unstructurable:
+        notes.append("not structurable, so the machine pipelines did not run")
+    if stats.unallocatable:
+        notes.append("over the register bound, so the allocators' pipelines stopped there")
+    if stats.not_translatable:
+        opcodes = ", ".join(sorted(stats.not_translatable_opcodes))
+        notes.append(f"not translatable to Mesa (opcodes: {opcodes})")
+    return notes
