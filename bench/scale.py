@@ -8,12 +8,14 @@ ratio of the big one to the small one (linear growth gives ~10x for the straight
 for the nests, whose live sets themselves grow with the depth, 4x is quadratic and 8x
 cubic, which is what `agxir.liveness`'s fixpoint is on them: docs/performance.md).
 
-    python -m bench.scale                 # all four
-    python -m bench.scale --only line     # the straight lines only
+    python -m bench.scale                         # all four
+    python -m bench.scale --only line             # the straight lines only
+    python -m bench.scale --only line --sizes 5000 10000 20000
 
 The builders (`straight_line`, `nested_loops`) are also what the tests use for deep and
-long programs. Times are wall-clock seconds of one process on whatever else the machine
-is running: quote the load with them.
+long programs. Each figure is given twice: the process's CPU seconds (`time.process_time`,
+what to compare across runs: it does not depend on what else the machine is running) and
+wall-clock seconds (which do: quote the load with them).
 """
 
 from __future__ import annotations
@@ -54,7 +56,14 @@ def nested_loops(depth: int, bound: str = "u0") -> str:
 
 
 def measure(text: str) -> tuple[float, float, int]:
-    """(verify seconds, check seconds, findings) for one function's text."""
+    """(verify seconds, check seconds, findings) for one function's text, wall clock
+    (`measure_cpu` gives CPU seconds as well)."""
+    verify, check, findings, _cpu = measure_cpu(text)
+    return verify, check, findings
+
+
+def measure_cpu(text: str) -> tuple[float, float, int, tuple[float, float]]:
+    """(verify seconds, check seconds, findings, (verify CPU seconds, check CPU seconds))."""
     import argparse as _argparse
 
     from agxir.text import parse_function
@@ -63,28 +72,31 @@ def measure(text: str) -> tuple[float, float, int]:
     from fuzz.commands.units import units_under_test
     from fuzz.harness import Harness
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fn = parse_function(text)
     errors = verify(fn)
-    verify_seconds = time.perf_counter() - start
+    verify_seconds, verify_cpu = time.perf_counter() - start, time.process_time() - cpu
     if errors:
         raise SystemExit(f"bench.scale: the built function does not verify: {errors[0]}")
     args = _argparse.Namespace(passes=None, python_passes=[], pass_commands=[], threads=32,
                                sets=8, seed=1, inputs=None, tv=False)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fn = parse_function(text)
     _units, pipelines = units_under_test(args, fn.level)
     harness = Harness(seeded_input_sets(fn, args))
     findings = harness.check(fn, pipelines)
-    check_seconds = time.perf_counter() - start
+    check_seconds, check_cpu = time.perf_counter() - start, time.process_time() - cpu
     for finding in findings:
         print(f"  finding: {finding.pass_name}: {finding.oracle}: {finding.message[:160]}")
-    return verify_seconds, check_seconds, len(findings)
+    return verify_seconds, check_seconds, len(findings), (verify_cpu, check_cpu)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=("line", "nest"), help="one family only")
+    parser.add_argument("--sizes", type=int, nargs="+", metavar="N",
+                        help="sizes to measure instead of the family's two (first: the base "
+                        "of the ratios)")
     args = parser.parse_args()
     families = {
         "line": ("straight line", straight_line, (10_000, 100_000)),
@@ -94,14 +106,17 @@ def main() -> None:
     for key, (title, build, sizes) in families.items():
         if args.only and key != args.only:
             continue
+        sizes = args.sizes or sizes
         figures = []
         for size in sizes:
-            verify_seconds, check_seconds, findings = measure(build(size))
-            figures.append((verify_seconds, check_seconds))
-            print(f"{title} {size:>7}: verify {verify_seconds:7.2f} s  check {check_seconds:7.2f} s"
-                  f"  findings {findings}")
-        (v1, c1), (v2, c2) = figures
-        print(f"{title} {sizes[1]}/{sizes[0]}: verify x{v2 / v1:.1f}  check x{c2 / c1:.1f}")
+            verify_seconds, check_seconds, findings, (verify_cpu, check_cpu) = measure_cpu(build(size))
+            figures.append((verify_cpu, check_cpu))
+            print(f"{title} {size:>7}: verify {verify_cpu:7.2f} s CPU ({verify_seconds:.2f} wall)"
+                  f"  check {check_cpu:7.2f} s CPU ({check_seconds:.2f} wall)  findings {findings}")
+        (v1, c1) = figures[0]
+        for size, (v2, c2) in zip(sizes[1:], figures[1:]):
+            print(f"{title} {size}/{sizes[0]}: verify x{v2 / v1:.1f}  check x{c2 / c1:.1f}"
+                  f"  (CPU; linear: x{size / sizes[0]:.1f})")
     print(f"load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
