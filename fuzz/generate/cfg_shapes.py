@@ -110,6 +110,13 @@ _MIN_BLOCKS = {_SINGLE: 1, _SEQ: 2, _IF: 3, _IFELSE: 4, _LOOP: 3, _UNSTRUCTURED:
 
 
 class _ShapeBuilder:
+    """Builds a `CFGShape` region by region. `WEIGHTS` are the region kinds' weights
+    (`pressure_shapes` builds with its own): a kind of weight 0 or absent is never drawn,
+    a loop only where another may still nest, an unstructured region three times as often
+    when irreducible CFGs are asked for."""
+
+    WEIGHTS: dict[int, int] = _WEIGHTS
+
     def __init__(self, source: ChoiceSource, features: Features, max_blocks: int, depth: int):
         self.source = source
         self.features = features
@@ -138,10 +145,8 @@ class _ShapeBuilder:
         if table is None:
             pairs = []
             for kind in self.kinds:
-                fits = _MIN_BLOCKS[kind] <= budget
-                if kind in (_LOOP, _UNSTRUCTURED) and not may_loop:
-                    fits = kind == _UNSTRUCTURED and fits
-                weight = _WEIGHTS[kind]
+                fits = _MIN_BLOCKS[kind] <= budget and (may_loop or kind != _LOOP)
+                weight = self.WEIGHTS.get(kind, 0)
                 if kind == _UNSTRUCTURED and self.features.irreducible:
                     weight *= 3  # asked for irreducible CFGs: make their regions common
                 pairs.append((kind, weight if fits else 0))

@@ -36,7 +36,6 @@ from fuzz.generate.cfg_shapes import (
     _IF,
     _IFELSE,
     _LOOP,
-    _MIN_BLOCKS,
     _SEQ,
     _SINGLE,
     _UNSTRUCTURED,
@@ -48,7 +47,7 @@ from fuzz.generate.cfg_shapes import (
     Loop,
     _ShapeBuilder,
 )
-from fuzz.generate.choices import ChoiceSource, Weighted
+from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.features import Features
 from fuzz.generate.operations import immediate
 
@@ -63,18 +62,7 @@ _WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 4, _UNSTRUCTURED: 1}
 class _PressureShapes(_ShapeBuilder):
     """`cfg_shapes`' builder with the region kinds of `_WEIGHTS`."""
 
-    def table(self, budget: int, may_loop: bool) -> Weighted:
-        key = (min(budget, 9), may_loop)
-        table = self._tables.get(key)
-        if table is None:
-            pairs = []
-            for kind in self.kinds:
-                fits = kind in _WEIGHTS and _MIN_BLOCKS[kind] <= budget
-                if kind == _LOOP and not may_loop:
-                    fits = False
-                pairs.append((kind, _WEIGHTS.get(kind, 0) if fits else 0))
-            table = self._tables[key] = Weighted(pairs)
-        return table
+    WEIGHTS = _WEIGHTS
 
     def loop(self, budget: int, depth: int) -> tuple[int, int]:
         """Half the loops with room: a do-while whose body breaks out from an if (`pre ->
