@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "backend passes (mesa:*) after lower-cf, alone and in Mesa's order, on "
                      "programs Mesa can take; DIR: the Mesa tree (default $AGXFUZZ_MESA_SRC, "
                      "else ../shared/mesa-23.3.6; see docs/mesa.md)")
+    run.add_argument("--with-fixes", action="store_true", help="with --mesa: build the bridge "
+                     "with the fixes for the Mesa bugs already found (fuzz/mesa/fixes), so the "
+                     "campaign hunts for new ones")
     run.add_argument("--no-reduce", action="store_true",
                      help="write findings as found, without reducing them first")
     run.add_argument("--tv", action="store_true",
@@ -320,6 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     mesa_build.add_argument("--mesa-src", metavar="DIR", help="the Mesa tree (default: "
                             "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
     mesa_build.add_argument("--force", action="store_true", help="build even on a cache hit")
+    mesa_build.add_argument("--with-fixes", action="store_true", help="with the fixes for the "
+                            "Mesa bugs already found (fuzz/mesa/fixes) applied to a copy")
     mesa_test = mesa_actions.add_parser("test", help="a Mesa finding as a gtest case in the "
                                         "style of src/asahi/compiler/test/")
     mesa_test.add_argument("finding", metavar="FINDING", help="a finding's .json record or .agx")

@@ -202,11 +202,19 @@ def run_campaign_command(args) -> int:
     if mesa is not None:  # run --mesa: Mesa's passes through the bridge (fuzz/mesa/)
         from fuzz.mesa.build import MesaBuildError
         from fuzz.mesa.campaign import mesa_units
+        from fuzz.mesa.variants import PatchDoesNotApply
 
         try:
-            units, pipelines = mesa_units(mesa)
-        except MesaBuildError as error:
+            units, pipelines = mesa_units(mesa, with_fixes=getattr(args, "with_fixes", False))
+        except (MesaBuildError, PatchDoesNotApply) as error:
             raise UsageError(str(error)) from None
+        if getattr(args, "with_fixes", False):  # its findings replay only on the same bridge: say how
+            from fuzz.mesa.fixes import ENV, names
+
+            print(f"Mesa bridge with the fixes of fuzz/mesa/fixes ({', '.join(names())}); "
+                  f"its findings replay with {ENV}=1")
+    elif getattr(args, "with_fixes", False):
+        raise UsageError("agxfuzz: --with-fixes: only with --mesa (the fixes are to Mesa's C)")
     baseline = _rule_baseline(args)  # a bad --expect-rules file is refused before the run
     memory = pass_memory(args)
     coverage_every = getattr(args, "coverage_every", 20)

@@ -234,12 +234,13 @@ def _overlay(src: Path, overlay: Path, patches) -> dict[str, Path]:
     return out
 
 
-def build_bridge(src: Path | None = None, *, force: bool = False, patches=(),
+def build_bridge(src: Path | None = None, *, force: bool = False, patches=None,
                  coverage: bool = False) -> Bridge:
     """The bridge built from `src` (default `default_mesa_src()`), from the cache when the
     same inputs were built before. `patches`: `fuzz.mesa.variants.Patch`es applied to
     copies of the files they touch (a wrong variant's build; part of the cache key); one
-    that does not apply raises PatchDoesNotApply naming it. `coverage`: a gcov build, its
+    that does not apply raises PatchDoesNotApply naming it. None: every fix of
+    fuzz/mesa/fixes when AGXFUZZ_MESA_FIXES=1 (run --mesa --with-fixes), else none. `coverage`: a gcov build, its
     own cache entry, with the .gcno files in `gcno/` beside the binary and `gcno/strip`
     the GCOV_PREFIX_STRIP that puts a run's .gcda files beside them (fuzz/mesa/coverage.py)."""
     src = src if src is not None else default_mesa_src()
@@ -248,6 +249,10 @@ def build_bridge(src: Path | None = None, *, force: bool = False, patches=(),
     src = Path(src).resolve()
     version = check_tree(src)
     key = input_hash(src)
+    if patches is None:
+        from fuzz.mesa.fixes import ENV, all_fixes
+
+        patches = all_fixes() if os.environ.get(ENV) == "1" else ()
     if patches:  # a wrong variant: its patches are inputs too
         from fuzz.mesa.variants import apply
 

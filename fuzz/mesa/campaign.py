@@ -16,14 +16,18 @@ import os
 from fuzz.mesa.passes import MESA_PIPELINES, mesa_prefix
 
 
-def mesa_units(directory: str | None) -> tuple[list, list[list]]:
+def mesa_units(directory: str | None, *, with_fixes: bool = False) -> tuple[list, list[list]]:
     """(passes under test, pipelines); raises MesaBuildError (one line) when the tree
-    cannot be built."""
+    cannot be built. `with_fixes`: the bridge is built with every patch of fuzz/mesa/fixes
+    (AGXFUZZ_MESA_FIXES=1, inherited by the workers as the tree is)."""
     from fuzz.mesa.build import build_bridge
+    from fuzz.mesa.fixes import ENV
     from fuzz.passes_under_test import registered
 
     if directory:
         os.environ["AGXFUZZ_MESA_SRC"] = os.path.abspath(directory)
+    if with_fixes:
+        os.environ[ENV] = "1"
     build_bridge()  # now, so a bad tree is a usage error and the workers find it cached
     pipelines_names: list[list[str]] = []
     for pipeline in MESA_PIPELINES:

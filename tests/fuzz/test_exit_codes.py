@@ -32,6 +32,8 @@ def agxfuzz(*args: str) -> subprocess.CompletedProcess:
          "agxfuzz: --pass-cmd: no such program: /nonexistent/prog"),
         (("opt", str(GOLDEN / "loop_prefix_sum.agx"), "-p", "nosuch"),
          "agxfuzz: unknown pass 'nosuch'"),
+        (("run", "--examples", "1", "--with-fixes"),
+         "agxfuzz: --with-fixes: only with --mesa"),
     ],
 )
 def test_bad_usage_exits_2_with_one_line(args, message):

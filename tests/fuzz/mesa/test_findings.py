@@ -1,12 +1,12 @@
 """The triaged findings against Mesa 23.3.6 (docs/mesa-findings.md), each planted and
 reported by the oracle that found it in the campaigns, with the message it gave there.
 
-Each Mesa bug here is in 23.3.6 and fixed in later Mesa, so on another tree the same
-program must come through clean instead (the test says which). Each also has its later
-fix backported to 23.3.6 as a patch (tests/fuzz/mesa/upstream/NAME.patch, applied to a
-copy by build_bridge(patches=), as the zoo's wrong variants are): with it, and with no
-other change, the program comes through clean, which is what says the finding is that
-bug. The convert-immediate disagreement was the model's: Mesa's output now passes the
+Each Mesa bug here is in 23.3.6; all but inline-imm-drops-abs are fixed in later Mesa.
+Each has a fix for 23.3.6 as a patch (fuzz/mesa/fixes/NAME.patch: later Mesa's fix
+backported, or for the .abs bug our own), applied to a copy by build_bridge(patches=), as
+the zoo's wrong variants are: with it, and with no other change, the program comes
+through clean, which is what says the finding is that bug. With all of them (what
+`run --mesa --with-fixes` builds) every program here is clean. The convert-immediate disagreement was the model's: Mesa's output now passes the
 verifier and refinement (tests/regressions/convert_immediate.agx holds the model's side).
 """
 
@@ -23,7 +23,7 @@ from fuzz.passes_under_test import registered
 from oracles.inputs import InputSet
 
 ROOT = Path(__file__).resolve().parents[3]
-UPSTREAM = Path(__file__).resolve().parent / "upstream"
+UPSTREAM = ROOT / "fuzz" / "mesa" / "fixes"
 IMMEDIATE64 = ROOT / "tests" / "golden" / "machine" / "lower_copies_Immediate64.agx"
 
 
@@ -38,7 +38,7 @@ class MesaBug:
     pass_name: str
     oracle: str
     message: str  # the finding's message starts with this
-    fix: str | None  # tests/fuzz/mesa/upstream/FIX.patch: the later fix, backported
+    fix: str | None  # fuzz/mesa/fixes/FIX.patch: the later fix backported, or our own
 
 
 # agx_optimizer_backward counts uses in reverse program order and never sees a loop phi's
@@ -119,7 +119,7 @@ BUGS = (
             "mesa:backend", "refinement", OUTPUT_DIFFERS, "fcmp-inline-imm"),
     MesaBug("inline-imm-drops-abs", INLINE_IMM_ABS, ("lower-cf", "mesa:optimizer"),
             "mesa:optimizer", "refinement", "thread 0 output slot 0: input 0x4000, output 0x0",
-            None),
+            "inline-imm-keeps-abs"),
     # latent in 23.3.6 (agx_ra never copies a 64-bit immediate): the golden is the program
     MesaBug("copies-immediate64", IMMEDIATE64.read_text(), ("mesa:lower-copies",),
             "mesa:lower-copies", "copy-checker", "in b0, `export d2 slot=0` does not read",
@@ -143,8 +143,10 @@ def test_a_mesa_bug_is_found_by_its_oracle(bug: MesaBug, bridge):
     found = _findings(bug.program, bug.passes)
     if bridge.version == "23.3.6":
         assert _reports(bug, found), found
-    else:  # fixed in later Mesa: the same program comes through clean
-        assert found == [], found
+    elif (UPSTREAM / f"{bug.fix}.patch").read_text().startswith("# Backport"):
+        assert found == [], found  # fixed in later Mesa: the same program comes through clean
+    else:  # our own fix: later Mesa has the bug still
+        assert _reports(bug, found), found
 
 
 def _fixed_bridge(fix: str):
@@ -169,17 +171,38 @@ def test_every_backported_fix_is_one_of_the_findings():
     assert sorted(p.stem for p in UPSTREAM.glob("*.patch")) == sorted(fixes)
 
 
-def test_a_bug_no_later_fix_covers_survives_all_the_backports(bridge, monkeypatch):
-    """The .abs inline_imm drops is found on 23.3.6 with every backported fix applied: the
-    campaign of seed 5 found it so, once the fcmp bug no longer shared its signature."""
-    from fuzz.mesa.build import build_bridge
+def _backports():
+    """The fixes that are later Mesa's (their header says "Backport"), not our own."""
     from fuzz.mesa.variants import parse_patch
 
-    (bug,) = [bug for bug in BUGS if bug.fix is None]
+    return [parse_patch(p.stem, p.read_text()) for p in sorted(UPSTREAM.glob("*.patch"))
+            if p.read_text().startswith("# Backport")]
+
+
+def test_a_bug_no_later_fix_covers_survives_all_the_backports(bridge, monkeypatch):
+    """The .abs inline_imm drops is found on 23.3.6 with every backported fix of later Mesa
+    applied: the campaign of seed 5 found it so, once the fcmp bug no longer shared its
+    signature. Only our own fix (inline-imm-keeps-abs) makes it go."""
+    from fuzz.mesa.build import build_bridge
+
+    (bug,) = [bug for bug in BUGS if bug.name == "inline-imm-drops-abs"]
     if bridge.version == "23.3.6":
-        patches = [parse_patch(p.stem, p.read_text()) for p in sorted(UPSTREAM.glob("*.patch"))]
-        monkeypatch.setenv("AGXFUZZ_MESA_BRIDGE", str(build_bridge(patches=patches).path))
+        backports = _backports()
+        assert {p.name for p in backports} == {b.fix for b in BUGS} - {bug.fix}
+        monkeypatch.setenv("AGXFUZZ_MESA_BRIDGE", str(build_bridge(patches=backports).path))
     assert _reports(bug, _findings(bug.program, bug.passes))
+
+
+def test_with_every_fix_no_finding_program_finds_anything(bridge, monkeypatch):
+    """What `run --mesa --with-fixes` builds (fuzz/mesa/fixes, all of them): every triaged
+    program comes through clean, so CI's campaign on it hunts for bugs not yet known."""
+    from fuzz.mesa.build import build_bridge
+    from fuzz.mesa.fixes import all_fixes
+
+    if bridge.version == "23.3.6":
+        monkeypatch.setenv("AGXFUZZ_MESA_BRIDGE", str(build_bridge(patches=all_fixes()).path))
+    for bug in BUGS:
+        assert _findings(bug.program, bug.passes) == [], bug.name
 
 
 def test_the_fcmp_finding_is_mesa_reading_an_integer_as_a_minifloat(bridge):
