@@ -115,18 +115,20 @@ def mesa_spelling(fn: Function) -> Function:
 # --- the differ ---------------------------------------------------------------------------
 def _keyed(fn: Function) -> tuple[dict[str, Instruction], dict[str, Instruction]]:
     """(site key -> instruction, value name -> its definition). An instruction with an SSA
-    destination is keyed by it (`%v`); any other by its block and its place among the
-    block's instructions without one (`b1#2`), which no optimizer adds or removes."""
+    destination is keyed by it (`%v`); any other by its block's place in the function and
+    its own among the block's instructions without one (`@3#2`), which no optimizer adds
+    or removes. (Block names are not compared: lower-cf numbers the blocks it makes after
+    the phis it meets, so the model's output, lowered after its DCE, may name them apart.)"""
     keyed: dict[str, Instruction] = {}
     defs: dict[str, Instruction] = {}
-    for block in fn.blocks:
+    for number, block in enumerate(fn.blocks):
         other = 0
         for ins in block.instructions:
             if isinstance(ins.dest, Value):
                 keyed[f"%{ins.dest.name}"] = ins
                 defs[ins.dest.name] = ins
             else:
-                keyed[f"{block.name}#{other}"] = ins
+                keyed[f"@{number}#{other}"] = ins
                 other += 1
     return keyed, defs
 
@@ -239,7 +241,16 @@ def changes(before: Function, after: Function) -> set[Site]:
     for key, ins in new.items():
         if key not in old:
             sites.add(("other", key, f"new {ins.name}"))
-    return sites
+    names = [block.name for block in before.blocks]
+
+    def label(key: str) -> str:  # `@3#2` as the input's `b2#2`
+        if not key.startswith("@"):
+            return key
+        number, _, place = key[1:].partition("#")
+        index = int(number)
+        return f"{names[index] if index < len(names) else key}#{place}"
+
+    return {(kind, label(where), what) for kind, where, what in sites}
 
 
 def _fused_compare(ins: Instruction, got: Instruction, defs) -> Instruction | None:
@@ -410,7 +421,7 @@ def compare_program(index: int, ssa: Function, fn: Function, input_sets, *,
     return result
 
 
-def exec_cases(seed: int, count: int, *, threads: int = 8, sets: int = 4):
+def exec_cases(seed: int, count: int, *, threads: int = 32, sets: int = 8):
     """(index, SSA program, its exec level, input sets) for the first `count` programs of
     `seed` that lower-cf can structure, drawn as `run --mesa` draws them (the campaign's
     per-program seeds, the translatable profile)."""

@@ -40,6 +40,7 @@ class Agreement:
     ra_rows: list = field(default_factory=list)  # (index, model metrics, Mesa metrics)
     ra_failed: Counter = field(default_factory=Counter)  # "side: reason" -> programs
     ssa_texts: dict = field(default_factory=dict)  # index -> the SSA program's text
+    reduced: dict = field(default_factory=dict)  # (kind, class) -> the reduced SSA text
 
     def add(self, result: ProgramResult) -> None:
         self.programs += 1
@@ -145,13 +146,51 @@ def ra_summary(rows, seed: int) -> dict:
     return out
 
 
+# --- the smallest program of a class --------------------------------------------------------
+def classes_of(ssa: Function) -> dict[str, str] | None:
+    """Each kind's class on the SSA program `ssa` (None when it cannot be compared: not
+    structurable, not translatable, Mesa refusing or crashing)."""
+    from agxir.machine.lower_cf import structurable
+    from fuzz.mesa.agree import by_kind, changes, classify, run_mesa, run_model
+    from fuzz.mesa.translatable import blockers
+    from fuzz.passes_under_test import registered
+
+    try:
+        if structurable(ssa) is not None or blockers(ssa):
+            return None
+        fn = clone_function(ssa)
+        registered("lower-cf").run(fn)
+        mine = by_kind(changes(fn, run_model(ssa)[0]))
+        theirs = by_kind(changes(fn, run_mesa(fn)))
+    except Exception:
+        return None
+    found = {k: classify(mine.get(k, set()), theirs.get(k, set())) for k in KINDS}
+    return {k: c for k, c in found.items() if c}
+
+
+def reduce_class(ssa: Function, inputs, kind: str, found: str, attempts: int) -> Function:
+    """`ssa` shrunk by the project's reducer while `kind` stays in class `found`."""
+    from fuzz.reduce import Case, Reducer
+
+    def interesting(case: Case) -> bool:
+        classes = classes_of(case.fn)
+        return bool(classes) and classes.get(kind) == found
+
+    case = Case(clone_function(ssa), tuple(inputs[:1]), ())
+    return Reducer(case, interesting, attempts=attempts).run().fn
+
+
 # --- the run ------------------------------------------------------------------------------
 def agree(seed: int, examples: int, *, allocators: bool = True, progress=None,
-          mesa_run=None, model_run=None) -> Agreement:
+          mesa_run=None, model_run=None, reduce_attempts: int = 0) -> Agreement:
+    """`examples` programs of `seed` through both sides; with `reduce_attempts`, the
+    smallest program of each class is then reduced (that many candidates at most each)."""
     agreement = Agreement(seed)
-    from agxir.text import print_function
+    from agxir.text import parse_function, print_function
 
+    cases = {}
     for index, ssa, fn, inputs in exec_cases(seed, examples):
+        cases[index] = inputs
         result = compare_program(index, ssa, fn, inputs, mesa_run=mesa_run,
                                  model_run=model_run)
         result.ssa_text = print_function(ssa)
@@ -161,6 +200,11 @@ def agree(seed: int, examples: int, *, allocators: bool = True, progress=None,
             compare_allocators(agreement, index, fn)
         if progress:
             progress(agreement)
+    if reduce_attempts:
+        for (kind, found), result in sorted(agreement.smallest.items()):
+            ssa = parse_function(result.ssa_text)
+            reduced = reduce_class(ssa, cases[result.index], kind, found, reduce_attempts)
+            agreement.reduced[kind, found] = print_function(reduced)
     return agreement
 
 
@@ -170,9 +214,9 @@ def _percent(x) -> str:
 
 def format_agreement(a: Agreement, command: str) -> str:
     lines = [f"$ {command}", f"agxfuzz mesa agree: seed {a.seed}, {a.programs} programs "
-             f"({sum(a.skipped.values())} not compared: Mesa crashed)"]
+             f"({sum(a.skipped.values())} not compared)"]
     for text, count in sorted(a.skipped.items()):
-        lines.append(f"  Mesa crashed on {count}: {text}")
+        lines.append(f"  not compared, {count}: {text}")
     lines += ["", f"optimizer: model {' -> '.join(MODEL_PIPELINE)} (on SSA, then lower-cf) "
               f"vs Mesa {' -> '.join(MESA_PIPELINE)} (on lower-cf's output)", "",
               "| kind | Mesa 23.3.6 | model pass: rules fired (hits) | programs | both | "
@@ -212,6 +256,8 @@ def format_agreement(a: Agreement, command: str) -> str:
                      for s in only if s[0] == kind][:4]
             lines.append(f"  {kind} / {found}: program {r.index} ({r.size}); "
                          + "; ".join(shown))
+            if (kind, found) in a.reduced:
+                lines += ["    " + line for line in a.reduced[kind, found].splitlines()]
     lines.append("")
     if a.differences:
         lines.append(f"{len(a.differences)} programs where the outputs differ in meaning:")
@@ -229,7 +275,8 @@ def to_json(a: Agreement) -> dict:
         "meaning_differs": dict(a.meaning), "rules": {k: dict(v) for k, v in a.rules.items()},
         "model_only": dict(a.model_only),
         "smallest": {f"{k}/{c}": {"program": r.index, "instructions": r.size, "text": r.text,
-                                  "model": r.model_output, "mesa": r.mesa_output}
+                                  "model": r.model_output, "mesa": r.mesa_output,
+                                  "reduced": a.reduced.get((k, c))}
                      for (k, c), r in a.smallest.items()},
         "differences": [{"program": r.index, "meaning": r.meaning, "wrong": r.wrong}
                         for r in a.differences],
@@ -283,9 +330,12 @@ def run_agree_command(args) -> int:
         raise UsageError(f"agxfuzz: the Mesa bridge is not available: "
                          f"{str(error).removeprefix('agxfuzz: ')}") from None
     command = shlex.join(["agxfuzz", "mesa", "agree", "--examples", str(args.examples),
-                          "--seed", str(args.seed)])
+                          "--seed", str(args.seed)]
+                         + (["--reduce", str(args.reduce)] if args.reduce else [])
+                         + (["--no-allocators"] if args.no_allocators else []))
     print(f"agxfuzz mesa agree: seed {args.seed} (replay: {command})", flush=True)
-    agreement = agree(args.seed, args.examples, allocators=not args.no_allocators)
+    agreement = agree(args.seed, args.examples, allocators=not args.no_allocators,
+                      reduce_attempts=args.reduce)
     print(format_agreement(agreement, command))
     if args.json:
         from fuzz.findings import write_atomically
@@ -314,6 +364,10 @@ def add_agree_parser(actions) -> None:
                      "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
     sub.add_argument("--no-allocators", action="store_true",
                      help="compare the optimizers only")
+    sub.add_argument("--reduce", type=int, default=0, metavar="N",
+                     help="reduce the smallest program of each model-only / Mesa-only / "
+                     "different class with the project's reducer, N candidates at most each "
+                     "(default 0: keep the smallest seen)")
 
 
 __all__ = ["Agreement", "add_agree_parser", "agree", "format_agreement", "ra_summary",

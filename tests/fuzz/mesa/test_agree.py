@@ -99,6 +99,24 @@ def test_mesa_takes_an_fadd_of_a_modified_negative_zero_for_an_fmov():
     assert "the model 0x0, Mesa 0x80000000" in result.meaning
 
 
+def test_the_reducer_keeps_a_class():
+    """Mesa's if_cmp takes only the `t != 0` branch (inv=1); the model's branch-cmp folds
+    either: a model-only class, kept by the reducer while everything else goes."""
+    from fuzz.mesa.agree_report import classes_of, reduce_class
+    from oracles.inputs import InputSet
+
+    ssa = parse_function(
+        "func @f(u0:32) {\nb0:\n  %a:32 = iadd u0, #3 shift=0\n  export %a slot=1\n"
+        "  %t:32 = icmp u0, #7 cond=ult inv=0\n"
+        "  if_icmp %t, #0 cond=ueq inv=0 -> b1, b2\nb1:\n  export u0 slot=0\n  stop\n"
+        "b2:\n  stop\n}\n")
+    assert classes_of(ssa) == {"if-cmp": "model only", "dce": "model only"}
+    inputs = [InputSet.from_json({"threads": 1, "scalars": {"u0": 1}, "buffers": {}})]
+    reduced = reduce_class(ssa, inputs, "if-cmp", "model only", 200)
+    assert classes_of(reduced)["if-cmp"] == "model only"
+    assert reduced.instruction_count() < ssa.instruction_count()
+
+
 @pytest.fixture(scope="module")
 def small_run(bridge):
     with pytest.MonkeyPatch.context() as patch:  # the session's bridge, at module scope
