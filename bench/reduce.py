@@ -138,7 +138,8 @@ def main() -> None:
     args = parser.parse_args()
 
     sizes = []
-    print(f"{'pass':<26} {'program':>7} {'oracle':<11} {'before':>6} {'after':>5} {'seconds':>8}")
+    print(f"{'pass':<26} {'program':>7} {'oracle':<11} {'before':>6} {'after':>5} {'seconds':>8}"
+          f" {'tested':>7}")
     for unit in variants():
         failures = find_failures(unit, args.seed, args.per_variant, args.search)
         if not failures:
@@ -147,12 +148,13 @@ def main() -> None:
             test = SameFailure(finding)
             case = Case(fn, tuple(inputs), (unit,))
             started = time.perf_counter()
-            best = Reducer(case, test).run()
+            reducer = Reducer(case, test)
+            best = reducer.run()
             seconds = time.perf_counter() - started
             after = best.fn.instruction_count()
             sizes.append(after)
             print(f"{unit.name:<26} {index:>7} {finding.oracle:<11} "
-                  f"{fn.instruction_count():>6} {after:>5} {seconds:>8.2f}")
+                  f"{fn.instruction_count():>6} {after:>5} {seconds:>8.2f} {reducer.attempts:>7}")
     if sizes:
         print(f"reduced size: median {statistics.median(sizes):g} instructions, "
               f"max {max(sizes)} ({len(sizes)} reproducers)")

@@ -58,7 +58,12 @@ class CampaignConfig:
     pass_timeout: float = 10.0
     fail_fast: bool = False
     tv: bool = False  # the z3 translation-validation oracle on loop-free programs
-    reduce_seconds: float = 10.0  # per new finding, before it is written; 0: write as found
+    # Reducing a new finding before it is written: at most this many candidates tested, a
+    # budget in programs, so the reproducer a seed gives is the same on a loaded machine
+    # (the reductions bench/reduce.py measures test 43-233); the seconds are a backstop
+    # for a slow pass. reduce_seconds 0: write as found.
+    reduce_attempts: int | None = 1000
+    reduce_seconds: float = 120.0
     liveness_analysis: object = None  # None: agxir.liveness.Liveness (the zoo swaps it)
     address_heavy: bool = False  # programs whose memory accesses use address math shapes
     mesa_translatable: bool = False  # run --mesa: programs Mesa's backend can take (fuzz/mesa/)
@@ -574,7 +579,8 @@ def reproducer_shape(program: str) -> tuple:
 
 def reduce_finding(finding: Finding, config: CampaignConfig, index: int,
                    case=None, supervised: bool = False) -> Finding:
-    """The finding, shrunk by the reducer within `config.reduce_seconds` to a program that
+    """The finding, shrunk by the reducer within `config.reduce_attempts` candidates (and
+    `config.reduce_seconds`, a backstop) to a program that
     fails the same way (same pass, oracle and signature); `supervised`: each candidate is
     checked in a child of its own (the finding took its process down)."""
     from agxir.text import print_function
@@ -588,7 +594,8 @@ def reduce_finding(finding: Finding, config: CampaignConfig, index: int,
     test = SameFailure(finding, pass_timeout=options.pop("pass_timeout"), harness_options=options,
                        memory_mb=config.pass_memory_mb if supervised else None,
                        supervised=supervised)
-    reducer = Reducer(Case(fn, tuple(inputs), pipeline), test, seconds=config.reduce_seconds)
+    reducer = Reducer(Case(fn, tuple(inputs), pipeline), test, seconds=config.reduce_seconds,
+                      attempts=config.reduce_attempts)
     best = reducer.run()
     reduced = reducer.finding
     if reduced is None:  # could not reproduce in a fresh harness: keep the original

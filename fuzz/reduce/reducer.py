@@ -211,7 +211,8 @@ class Reducer:
     `interesting` returns something truthy for a candidate that still fails; when that is a
     `Finding` with an input set, the set's index becomes the case's `focus`. `on_improve` is
     called with every new best case (to write it out at once). `seconds` bounds the whole
-    run. Ctrl-C during `run` stops it: `interrupted` is set and the best case so far is
+    run's time, `attempts` the candidates it tests (a campaign's budget: the reproducer
+    a seed gives does not depend on the machine's load). Ctrl-C during `run` stops it: `interrupted` is set and the best case so far is
     returned, as is the case when the time is up (`timed_out`).
     """
 
@@ -223,6 +224,7 @@ class Reducer:
         deltas: Iterable[Delta] = DELTAS,
         on_improve: Callable[[Case], None] | None = None,
         seconds: float | None = None,
+        attempts: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.original = case
@@ -233,6 +235,8 @@ class Reducer:
         self.on_improve = on_improve
         self.clock = clock
         self.deadline = None if seconds is None else clock() + seconds
+        self.max_attempts = attempts  # candidates tested in all: a budget the load cannot move
+        self.attempts = 0
         self.stats = {delta.name: DeltaStats() for delta in self.deltas}
         self.rounds = 0
         self.interrupted = False
@@ -272,6 +276,8 @@ class Reducer:
                         continue
                     if self.deadline is not None and self.clock() > self.deadline:
                         raise _OutOfTime()
+                    if self.max_attempts is not None and self.attempts >= self.max_attempts:
+                        raise _OutOfTime()
                     if self.consider(candidate, stats):
                         start, accepted, progressed = index, True, True
                         break
@@ -288,6 +294,7 @@ class Reducer:
             stats.invalid += 1
             return False
         stats.attempts += 1
+        self.attempts += 1
         result = self.interesting(candidate)
         if not result:
             return False

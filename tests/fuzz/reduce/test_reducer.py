@@ -219,3 +219,29 @@ def test_choose_failure_prefers_a_pass_and_honours_the_oracle(oracle, expected):
     chosen = choose_failure(findings, oracle)
     assert (chosen and (chosen.pass_name, chosen.oracle)) == expected
     assert choose_failure([finding(INPUT, "liveness")]).pass_name == INPUT
+
+
+def test_an_attempt_budget_stops_the_reducer_at_that_many_candidates_whatever_the_clock():
+    """A campaign reduces within a number of candidates, not seconds (fuzz/campaign.py
+    `reduce_attempts`), so a seed's reproducer does not depend on the machine's load."""
+    from agxir.text import parse_function
+    from fuzz.reduce import Case, Reducer
+
+    fn = parse_function(
+        "func @f(u0:32) {\nentry:\n"
+        + "".join(f"  %v{k}:32 = iadd u0, #{k} shift=0\n  export %v{k} slot={k}\n"
+                  for k in range(6))
+        + "  stop\n}\n")
+    tested = []
+
+    def interesting(case):
+        tested.append(case)
+        return True  # every smaller candidate still "fails"
+
+    frozen = Reducer(Case(fn, (), ()), interesting, attempts=3, clock=lambda: 0.0)
+    frozen.run()
+    assert frozen.attempts == 3 == len(tested)
+    assert frozen.timed_out
+    unbounded = Reducer(Case(fn, (), ()), lambda case: True)
+    unbounded.run()
+    assert unbounded.attempts > 3 and not unbounded.timed_out
