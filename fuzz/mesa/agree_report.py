@@ -172,12 +172,17 @@ def reduce_class(ssa: Function, inputs, kind: str, found: str, attempts: int) ->
     """`ssa` shrunk by the project's reducer while `kind` stays in class `found`."""
     from fuzz.reduce import Case, Reducer
 
+    tried = [0]
+
     def interesting(case: Case) -> bool:
+        tried[0] += 1  # a budget in candidates, so the result does not depend on the load
+        if tried[0] > attempts:
+            return False
         classes = classes_of(case.fn)
         return bool(classes) and classes.get(kind) == found
 
     case = Case(clone_function(ssa), tuple(inputs[:1]), ())
-    return Reducer(case, interesting, attempts=attempts).run().fn
+    return Reducer(case, interesting).run().fn
 
 
 # --- the run ------------------------------------------------------------------------------
