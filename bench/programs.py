@@ -106,3 +106,20 @@ def straight_line(length: int = 100, seed: int = 1):
 
 def loop(body: int = 16, seed: int = 2):
     return parse_function(loop_text(body, seed), "<loop>")
+
+
+def idle_walk_text(size: int) -> str:
+    """A counted loop (u0 iterations) whose body holds an if no thread takes, of `size`
+    instructions: each thread runs ~4 instructions an iteration, the wave interpreter walks
+    all of them with no lane active, so a lowered copy runs out of the budget its input's
+    steps give it (an inconclusive refinement step, docs/guarantees.md)."""
+    big = [f"  %b{k}:32 = iadd {'%i' if k == 0 else f'%b{k - 1}'}, #1 shift=0"
+           for k in range(size)]
+    return "\n".join([
+        "func @walk(u0:32) {", "entry:", "  %tid:32 = get_sr sr=thread_id", "  jump -> head",
+        "head:", "  %i:32 = phi [#0, entry], [%n, latch]",
+        "  if_icmp %tid, #99 cond=ueq inv=0 -> big, latch",
+        "big:", *big, f"  export %b{size - 1} slot=1", "  jump -> latch",
+        "latch:", "  %n:32 = iadd %i, #1 shift=0", "  if_icmp %n, u0 cond=ult inv=0 -> head, exit",
+        "exit:", "  export %n slot=0", "  stop", "}",
+    ]) + "\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from agxir.machine.lower_cf import lower_cf
 from agxir.machine.out_of_ssa import out_of_ssa
 from agxir.text import parse_function
+from bench.programs import idle_walk_text
 from bench.scale import nested_loops
 from fuzz.harness import Harness
 from fuzz.passes_under_test import PassUnderTest, registered
@@ -86,23 +87,8 @@ def test_a_lowering_whose_lanes_never_leave_the_loop_is_a_finding():
     assert "a lane active for" in finding.message
 
 
-def _walker(iterations: int, size: int) -> str:
-    """A loop whose body has an if no thread takes, holding `size` instructions: each thread
-    runs ~4 instructions an iteration, the wave all of them (no lane active)."""
-    big = [f"  %b{k}:32 = iadd {'%i' if k == 0 else f'%b{k - 1}'}, #1 shift=0"
-           for k in range(size)]
-    return "\n".join([
-        "func @walk(u0:32) {", "entry:", "  %tid:32 = get_sr sr=thread_id", "  jump -> head",
-        "head:", "  %i:32 = phi [#0, entry], [%n, latch]",
-        "  if_icmp %tid, #99 cond=ueq inv=0 -> big, latch",
-        "big:", *big, f"  export %b{size - 1} slot=1", "  jump -> latch",
-        "latch:", "  %n:32 = iadd %i, #1 shift=0", "  if_icmp %n, u0 cond=ult inv=0 -> head, exit",
-        "exit:", "  export %n slot=0", "  stop", "}",
-    ]) + "\n"
-
-
 def test_an_output_out_of_fuel_with_no_lane_active_is_inconclusive_and_counted():
-    fn = parse_function(_walker(300, 2000))
+    fn = parse_function(idle_walk_text(2000))
     sets = [InputSet(2, {"u0": 300})]
     harness = Harness(sets, check_liveness=False)
     (source,) = harness.outcomes(fn, "source")

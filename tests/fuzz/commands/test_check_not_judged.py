@@ -7,22 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.programs import idle_walk_text
+
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _walker(iterations: int, size: int) -> str:
-    """A loop whose body holds an if no thread takes: the wave walks `size` instructions
-    with no lane active each iteration, so the lowered output runs out of its budget."""
-    big = [f"  %b{k}:32 = iadd {'%i' if k == 0 else f'%b{k - 1}'}, #1 shift=0"
-           for k in range(size)]
-    return "\n".join([
-        "func @walk(u0:32) {", "entry:", "  %tid:32 = get_sr sr=thread_id", "  jump -> head",
-        "head:", "  %i:32 = phi [#0, entry], [%n, latch]",
-        "  if_icmp %tid, #99 cond=ueq inv=0 -> big, latch",
-        "big:", *big, f"  export %b{size - 1} slot=1", "  jump -> latch",
-        "latch:", "  %n:32 = iadd %i, #1 shift=0", "  if_icmp %n, u0 cond=ult inv=0 -> head, exit",
-        "exit:", "  export %n slot=0", "  stop", "}",
-    ]) + "\n"
 
 
 def _check(path: Path, inputs: Path, *passes: str) -> subprocess.CompletedProcess:
@@ -33,7 +20,7 @@ def _check(path: Path, inputs: Path, *passes: str) -> subprocess.CompletedProces
 
 def test_an_inconclusive_step_is_named_not_called_agreement(tmp_path):
     program = tmp_path / "walk.agx"
-    program.write_text(_walker(300, 2000))
+    program.write_text(idle_walk_text(2000))
     inputs = tmp_path / "inputs.json"
     inputs.write_text(json.dumps([{"threads": 2, "scalars": {"u0": 300}}]))
     result = _check(program, inputs, "--passes", "lower-cf")
@@ -45,7 +32,7 @@ def test_an_inconclusive_step_is_named_not_called_agreement(tmp_path):
 
 def test_a_fully_judged_check_still_says_every_oracle_agrees(tmp_path):
     program = tmp_path / "walk.agx"
-    program.write_text(_walker(3, 4))
+    program.write_text(idle_walk_text(4))
     inputs = tmp_path / "inputs.json"
     inputs.write_text(json.dumps([{"threads": 2, "scalars": {"u0": 3}}]))
     result = _check(program, inputs, "--passes", "lower-cf")
