@@ -287,6 +287,16 @@ def _sources(producer: Instruction, got: Instruction, defs, sites, at: str) -> N
         _source(at, position, was, got, defs, sites)
 
 
+def without_the_dead(mesa: set[Site], model: set[Site]) -> tuple[set[Site], set[Site]]:
+    """Both sides' sites less the changes each made to an instruction the other removed
+    as dead (the model's DCE removes dead phi webs agx_dce keeps): what happens to code
+    one side deletes is not compared, its removal is (as `dce`)."""
+    dead_mesa = {where for kind, where, _ in mesa if kind == "dce"}
+    dead_model = {where for kind, where, _ in model if kind == "dce"}
+    return ({s for s in mesa if s[0] == "dce" or s[1] not in dead_model},
+            {s for s in model if s[0] == "dce" or s[1] not in dead_mesa})
+
+
 def by_kind(sites: set[Site]) -> dict[str, set[Site]]:
     out: dict[str, set[Site]] = {}
     for site in sites:
@@ -410,7 +420,8 @@ def compare_program(index: int, ssa: Function, fn: Function, input_sets, *,
         return result
     model, result.rule_hits = (model_run or run_model)(ssa)
     result.mesa_output, result.model_output = print_function(mesa), print_function(model)
-    result.mesa_sites, result.model_sites = changes(fn, mesa), changes(fn, model)
+    result.mesa_sites, result.model_sites = without_the_dead(changes(fn, mesa),
+                                                             changes(fn, model))
     mine, theirs = by_kind(result.model_sites), by_kind(result.mesa_sites)
     for kind in KINDS:
         found = classify(mine.get(kind, set()), theirs.get(kind, set()))

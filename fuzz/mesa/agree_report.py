@@ -151,7 +151,8 @@ def classes_of(ssa: Function) -> dict[str, str] | None:
     """Each kind's class on the SSA program `ssa` (None when it cannot be compared: not
     structurable, not translatable, Mesa refusing or crashing)."""
     from agxir.machine.lower_cf import structurable
-    from fuzz.mesa.agree import by_kind, changes, classify, run_mesa, run_model
+    from fuzz.mesa.agree import (by_kind, changes, classify, run_mesa, run_model,
+                                 without_the_dead)
     from fuzz.mesa.translatable import blockers
     from fuzz.passes_under_test import registered
 
@@ -160,8 +161,9 @@ def classes_of(ssa: Function) -> dict[str, str] | None:
             return None
         fn = clone_function(ssa)
         registered("lower-cf").run(fn)
-        mine = by_kind(changes(fn, run_model(ssa)[0]))
-        theirs = by_kind(changes(fn, run_mesa(fn)))
+        theirs, mine = without_the_dead(changes(fn, run_mesa(fn)),
+                                        changes(fn, run_model(ssa)[0]))
+        theirs, mine = by_kind(theirs), by_kind(mine)
     except Exception:
         return None
     found = {k: classify(mine.get(k, set()), theirs.get(k, set())) for k in KINDS}
