@@ -99,6 +99,25 @@ def test_mesa_takes_an_fadd_of_a_modified_negative_zero_for_an_fmov():
     assert "the model 0x0, Mesa 0x80000000" in result.meaning
 
 
+def test_mesa_composes_that_fmov_itself():
+    """The same bug from an input with no modifier on any immediate: inline_imm makes the
+    fmov of a -0.0 constant `fadd #-0.0, #-0.0`, agx_optimizer_fmov composes its `.neg`
+    use into `fadd u0, #-0.0.neg` (u0 + 0.0), and that is then taken for an fmov of u0."""
+    from oracles.inputs import InputSet
+
+    ssa = parse_function("func @f(u0:32) {\nb0:\n  %c:32 = mov_imm value=0x80000000\n"
+                         "  %t:32 = fadd %c, #-0.0\n  %u:32 = fadd u0, %t.neg\n"
+                         "  %v:32 = fmul %u, #1.0\n  export %v slot=0\n  stop\n}\n")
+    fn = clone_function(ssa)
+    registered("lower-cf").run(fn)
+    inputs = [InputSet.from_json({"threads": 1, "scalars": {"u0": 0x80000000}, "buffers": {}})]
+    result = compare_program(0, ssa, fn, inputs)
+    # read through an fadd that was no fmov in the input: no step of the differ explains it
+    assert result.classes["other"] == "Mesa only"
+    assert result.wrong == "Mesa"
+    assert "the model 0x0, Mesa 0x80000000" in result.meaning
+
+
 def test_the_reducer_keeps_a_class():
     """Mesa's if_cmp takes only the `t != 0` branch (inv=1); the model's branch-cmp folds
     either: a model-only class, kept by the reducer while everything else goes."""
