@@ -299,6 +299,7 @@ def write_findings(a: Agreement, out: str) -> list:
 
     store = FindingStore(out, lambda finding: ["--passes", ",".join(finding.pipeline)])
     written = []
+    seen = set()  # one finding per signature, as a campaign writes them
     for r in a.differences:
         sides = []
         if "Mesa" in r.wrong:
@@ -308,6 +309,9 @@ def write_findings(a: Agreement, out: str) -> list:
         for name, pipeline in sides or [("mesa:optimizer", ("lower-cf", *MESA_PIPELINE))]:
             finding = Finding(name, "refinement", f"agree: {r.meaning} ({r.wrong} wrong)",
                               tuple(pipeline), r.ssa_text, r.input_set)
+            if finding.signature in seen:
+                continue
+            seen.add(finding.signature)
             written.append(store.write(finding, seed=a.seed, index=r.index))
     return written
 
@@ -350,8 +354,10 @@ def run_agree_command(args) -> int:
 
         write_atomically(Path(args.json), json.dumps(to_json(agreement), indent=1) + "\n")
     if agreement.differences:
-        for files in write_findings(agreement, args.out):
-            print(f"  finding: {files.reproducer}\n    replay: {files.command}")
+        written = write_findings(agreement, args.out)
+        print(f"{len(written)} findings (one per signature) in {args.out}:")
+        for files in written:
+            print(f"  {files.reproducer}\n    replay: {files.command}")
         return 1
     return 0
 
