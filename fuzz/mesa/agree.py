@@ -1,33 +1,31 @@
-"""`agxfuzz mesa agree`: the model's optimizer and allocator against Mesa's, on the same
-programs, change by change.
+"""`agxfuzz mesa agree`, one program: the model's optimizer against Mesa's, change by
+change (the run, the tables, the allocators and the command: `fuzz.mesa.agree_report`;
+docs/mesa-agreement.md).
 
-Programs are drawn as `run --mesa` draws them (`fuzz.mesa.translatable`, the campaign's
-per-program seeds), lowered by `lower-cf` to the exec level Mesa's backend takes. On each:
+Programs are drawn as `run --mesa` draws them (`exec_cases`: `fuzz.mesa.translatable`, the
+campaign's per-program seeds); `lower-cf` makes the exec level Mesa's backend takes, which
+is Mesa's input and the arbiter of meaning. On each:
 
 * **Mesa**: `mesa:optimizer` then `mesa:dce` (agx_optimizer: the backward fmov_rev, then
-  the forward copyprop, fmov, inline_imm, if_cmp, cmpsel; then agx_dce).
+  the forward copyprop, fmov, inline_imm, if_cmp, cmpsel; then agx_dce) on the exec level.
 * **The model**: the passes with a counterpart in Mesa 23.3.6's agx_optimizer, in its
-  order (`MODEL_PIPELINE`), on the same program with Mesa's `fadd x, #-0.0` read back as the
-  model's `fmov x` (what Mesa's `agx_is_fmov` recognizes); the rules that fire are counted
-  per pass (`agxir.rewrite.counting_rule_hits`), and the output is spelled back.
+  order (`MODEL_PIPELINE`), on the SSA program (their level: the model's dce is not
+  exec-aware and branch-cmp rewrites the SSA branch), then `lower-cf`; Mesa's
+  `fadd x, #-0.0` is read as the model's `fmov x` for it and spelled back after. The rules
+  that fire are counted per pass (`agxir.rewrite.counting_rule_hits`).
 
-Both outputs go through one differ (`changes`) against the input: each change is a site
-(kind, where, what), so "the same change" means the same instruction rewritten to the same
-operand. Per kind and program: **both** (the same sites), **model only** (the model's sites
-are a strict superset), **Mesa only** (Mesa's are), **different** (each has sites the other
-lacks). Both outputs are run on the wave interpreter on every input set; where they differ
-the input is the arbiter: the side whose output does not refine it is wrong (a finding,
-written like any other; exit 1). The smallest program of each (kind, class) is kept.
+Both outputs go through one differ (`changes`) against the exec-level input: each change is
+a site (kind, where, what), so "the same change" means the same instruction rewritten to
+the same operand; a change to an instruction the other side removed as dead is dropped
+(`without_the_dead`). Per kind and program (`classify`): **both** (the same sites),
+**model only** (the model's sites a strict superset), **Mesa only** (Mesa's are),
+**different** (each has sites the other lacks). Both outputs run on the wave interpreter
+on every input set (`judge`); where they differ the input is the arbiter: the side whose
+output does not refine it is wrong.
 
 The model's passes with no counterpart in 23.3.6 (later Mesa's not/if_not/ballot/signext
-steps, the seed passes, the address modes) are run alone on the same programs and counted
-(`MODEL_ONLY`): what they would change is a rule Mesa lacks by construction.
-
-Allocators (`agreement_of_allocators`): the same DCE'd exec program through the model's
-`ra, lower-phis, lower-copies` and Mesa's `mesa:ra, mesa:lower-copies`, measured as the
-oracles measure them (moves and swaps inserted, halves used, threads per core,
-instructions), reported helped/HURT with the paired bootstrap of `fuzz.stats.report`.
-The command's report is `fuzz.mesa.agree_report`.
+steps, the seed passes, the address modes: `MODEL_ONLY`) are run alone on the same
+programs and counted: what they would change is a rule Mesa lacks by construction.
 """
 
 from __future__ import annotations

@@ -3,7 +3,12 @@ optimizer table per rewrite kind, the smallest program of each class, the meanin
 differences written as findings, the allocators' helped/HURT table, and the command.
 
 `agree(seed, examples)` runs both comparisons on the same programs and returns an
-`Agreement`; `format_agreement` prints it; `run_agree_command(args)` is the command:
+`Agreement`; `format_agreement` prints it; `reduce_class` shrinks a class's smallest
+program with the project's reducer; `compare_allocators` runs the model's
+`ra, lower-phis, lower-copies` and Mesa's `mesa:ra, mesa:lower-copies` on the same DCE'd
+exec program and `ra_summary` reports moves, swaps, halves, threads and instructions
+helped/HURT with `fuzz.stats.report`'s paired bootstrap. `run_agree_command(args)` is the
+command:
 exit 0 when no two outputs differ in meaning, 1 when some do (each written as a finding,
 atomically, under `--out`), 2 on a usage error (a Mesa tree that does not build, a bridge
 that does not start).
@@ -18,8 +23,16 @@ from dataclasses import dataclass, field
 
 from agxir.ir import Function, Register, clone_function
 from agxir.opcodes.table import BITOP_ALIASES
-from fuzz.mesa.agree import (CLASSES, KINDS, MESA_PIPELINE, MODEL_ONLY, MODEL_PIPELINE,
-                             ProgramResult, compare_program, exec_cases)
+from fuzz.mesa.agree import (
+    CLASSES,
+    KINDS,
+    MESA_PIPELINE,
+    MODEL_ONLY,
+    MODEL_PIPELINE,
+    ProgramResult,
+    compare_program,
+    exec_cases,
+)
 
 MODEL_RA = ("ra", "lower-phis", "lower-copies")
 MESA_RA = ("mesa:ra", "mesa:lower-copies")
@@ -151,8 +164,7 @@ def classes_of(ssa: Function) -> dict[str, str] | None:
     """Each kind's class on the SSA program `ssa` (None when it cannot be compared: not
     structurable, not translatable, Mesa refusing or crashing)."""
     from agxir.machine.lower_cf import structurable
-    from fuzz.mesa.agree import (by_kind, changes, classify, run_mesa, run_model,
-                                 without_the_dead)
+    from fuzz.mesa.agree import by_kind, changes, classify, run_mesa, run_model, without_the_dead
     from fuzz.mesa.translatable import blockers
     from fuzz.passes_under_test import registered
 
@@ -349,8 +361,9 @@ def run_agree_command(args) -> int:
                       reduce_attempts=args.reduce)
     print(format_agreement(agreement, command))
     if args.json:
-        from fuzz.findings import write_atomically
         from pathlib import Path
+
+        from fuzz.findings import write_atomically
 
         write_atomically(Path(args.json), json.dumps(to_json(agreement), indent=1) + "\n")
     if agreement.differences:

@@ -12,8 +12,16 @@ import pytest
 
 from agxir.ir import clone_function
 from agxir.text import parse_function
-from fuzz.mesa.agree import (CLASSES, KINDS, changes, classify, compare_program,
-                             mesa_spelling, model_spelling, run_mesa)
+from fuzz.mesa.agree import (
+    CLASSES,
+    KINDS,
+    changes,
+    classify,
+    compare_program,
+    mesa_spelling,
+    model_spelling,
+    run_mesa,
+)
 from fuzz.mesa.agree_report import agree, format_agreement, to_json
 from fuzz.passes_under_test import registered
 
