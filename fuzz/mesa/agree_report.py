@@ -375,26 +375,5 @@ def run_agree_command(args) -> int:
     return 0
 
 
-def add_agree_parser(actions) -> None:
-    """`agxfuzz mesa agree`'s flags on the `mesa` subparsers `actions`."""
-    sub = actions.add_parser("agree", help="the model's optimizer and allocator against "
-                             "Mesa's on the same programs, per rewrite kind")
-    sub.add_argument("--examples", type=int, default=300, metavar="N",
-                     help="programs to compare (default 300)")
-    sub.add_argument("--seed", type=int, default=1, help="the programs' seed (default 1)")
-    sub.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    sub.add_argument("--out", default="findings", metavar="DIR",
-                     help="where meaning differences are written as findings "
-                     "(default findings/)")
-    sub.add_argument("--mesa-src", metavar="DIR", help="the Mesa tree (default: "
-                     "$AGXFUZZ_MESA_SRC, else ../shared/mesa-23.3.6)")
-    sub.add_argument("--no-allocators", action="store_true",
-                     help="compare the optimizers only")
-    sub.add_argument("--reduce", type=int, default=0, metavar="N",
-                     help="reduce the smallest program of each model-only / Mesa-only / "
-                     "different class with the project's reducer, N candidates at most each "
-                     "(default 0: keep the smallest seen)")
-
-
-__all__ = ["Agreement", "add_agree_parser", "agree", "format_agreement", "ra_summary",
+__all__ = ["Agreement", "agree", "format_agreement", "ra_summary",
            "run_agree_command", "to_json", "write_findings"]
