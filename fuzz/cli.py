@@ -356,6 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
     mesa_cov.add_argument("--keep", metavar="DIR", help="keep the .gcda files and the "
                           "campaign's findings in DIR")
     mesa_cov.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    from fuzz.commands.mesa import add_agree_parser  # defines flags only, imports nothing
+
+    add_agree_parser(mesa_actions)
     mesa_cmd.set_defaults(handler=_command("fuzz.commands.mesa:run_mesa"))
     return parser
 

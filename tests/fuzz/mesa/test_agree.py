@@ -5,7 +5,6 @@ immediate's modifiers)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest
@@ -175,25 +174,9 @@ def test_the_same_seed_replays(small_run):
     assert again.classes == small_run.classes
 
 
-from fuzz.cli import build_parser as _build_parser  # noqa: E402
-
-
-def _parser():
-    from fuzz.commands.mesa import add_agree_parser
-
-    parser = _build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and "mesa" in action.choices:
-            for sub in action.choices["mesa"]._actions:
-                if isinstance(sub, argparse._SubParsersAction) and "agree" not in sub.choices:
-                    add_agree_parser(sub)  # until fuzz/cli.py names it
-    return parser
-
-
 def _main(argv, monkeypatch):
     import fuzz.cli
 
-    monkeypatch.setattr(fuzz.cli, "build_parser", _parser)
     return fuzz.cli.main(argv)
 
 
