@@ -272,33 +272,45 @@ class Function:
 
 def clone_function(fn: Function) -> Function:
     """A deep copy with fresh Values, Blocks and Instructions (Uniforms are shared: they
-    are the function's interface; registers are immutable). Passes run on clones so the
-    original stays intact."""
+    are the function's interface; registers, immediates and operands that name no Value
+    are immutable and shared too). Passes run on clones so the original stays intact."""
     blocks = {block: Block(block.name) for block in fn.blocks}
     values = {value: Value(value.name, value.size) for value in fn.values()}
+    new_operand = object.__new__
 
     def storage(dest):
         return values.get(dest, dest) if isinstance(dest, Value) else dest
 
-    def operand(src: Operand) -> Operand:
-        ref = src.ref
-        if isinstance(ref, Value):
-            ref = values.get(ref, ref)
-        return Operand(ref, src.abs, src.neg)
-
     for block in fn.blocks:
-        blocks[block].instructions = [
-            Instruction(
+        cloned = []
+        for ins in block.instructions:
+            srcs = []
+            for src in ins.srcs:
+                ref = src.ref
+                if isinstance(ref, Value):
+                    # Operand(values.get(ref, ref), src.abs, src.neg), without the frozen
+                    # dataclass's __init__ (a third of a clone's time)
+                    op = new_operand(Operand)
+                    state = op.__dict__
+                    state["ref"] = values.get(ref, ref)
+                    state["abs"] = src.abs
+                    state["neg"] = src.neg
+                    srcs.append(op)
+                elif type(src) is Operand:
+                    srcs.append(src)
+                else:
+                    srcs.append(Operand(ref, src.abs, src.neg))
+            dest = ins.dest
+            cloned.append(Instruction(
                 ins.opcode,
-                storage(ins.dest),
-                [operand(src) for src in ins.srcs],
+                values.get(dest, dest) if isinstance(dest, Value) else dest,
+                srcs,
                 dict(ins.attrs),
-                [blocks.get(target, target) for target in ins.blocks],
+                [blocks.get(target, target) for target in ins.blocks] if ins.blocks else [],
                 ins.sat,
-                [storage(dest) for dest in ins.dests],
-            )
-            for ins in block.instructions
-        ]
+                [storage(dest) for dest in ins.dests] if ins.dests else [],
+            ))
+        blocks[block].instructions = cloned
         if block.logical_successors is not None:
             blocks[block].logical_successors = [
                 blocks.get(succ, succ) for succ in block.logical_successors

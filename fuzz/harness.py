@@ -1,11 +1,18 @@
 """The harness: one program through one pipeline, with every oracle after every pass.
 
 After each pass: the pass must not raise or loop, and "reported no change" must mean the
-function is unchanged (checked here); then every oracle of `fuzz.step_oracles` that
+function is unchanged (checked here: texts compared, or, for a pass that reports no change,
+the function compared with its input structurally first, `_prints_as`); then every oracle of `fuzz.step_oracles` that
 applies to the step (verifier, liveness, RA checker, copy checker, refinement on the SSA
 or wave interpreter, tv, promotion). Refinement: input undefined, anything goes; input out
 of fuel, skipped and counted; otherwise the same memory and outputs. The first failure is a
 `Finding` naming the pass, the oracle, the input and the first difference.
+
+Pipelines share prefixes (six machine pipelines open with lower-cf, the SSA pipelines with a
+pass that also runs alone), so a pass run is memoized per program by (pass, input text): a
+step whose pass already ran on the same text replays that run (its output, changed flag,
+rule hits, near misses and paths) into the stats and features as a fresh run would. A
+pass under test is taken to be a function of its input text, as the oracles' verdicts are.
 
 While it checks a program the harness also collects the program's features
 (`Harness.features`, see `fuzz.corpus.features`): which passes changed it, which rules fired
@@ -14,6 +21,7 @@ or near-missed, which oracle paths ran. A guided campaign keeps programs that re
 
 from __future__ import annotations
 
+import gc
 import re
 import signal
 import threading
@@ -22,7 +30,15 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from agxir.ir import Function, clone_function
+from agxir.ir import (
+    Function,
+    Immediate,
+    Register,
+    Uniform,
+    Value,
+    VirtualRegister,
+    clone_function,
+)
 from agxir.machine.paths import counting_paths
 from agxir.rewrite import counting_rule_hits
 from agxir.rewrite.matcher import recording_near_misses
@@ -141,6 +157,135 @@ def deadline(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+@dataclass(frozen=True)
+class _PassRun:
+    """What one pass did on one input text, kept to replay (see the module docstring)."""
+
+    after: Function | None  # None: printed as the input (the input stands in for it)
+    after_text: str
+    changed: bool
+    hits: Counter
+    misses: frozenset
+    paths: Counter
+
+
+def _prints_as(before: Function, before_text: str, after: Function) -> bool:
+    """Whether `after`, a clone of `before` that a pass ran on, certainly prints as
+    `before_text` (`before`'s text, printed before the pass ran). False means only "print it
+    to see": anything this does not vouch for (a shared Value or Block that the pass may
+    have changed in place, a uniform not the function's own, an unusual operand) is left to
+    the texts. Structure it does compare: the header (printed: uniforms are shared with the
+    clone), block names and logical successors, and per instruction the opcode, saturation,
+    attributes with their types, destinations, sources with modifiers, and targets."""
+    if len(before.blocks) != len(after.blocks) or len(before.uniforms) != len(after.uniforms):
+        return False
+    if any(x is not y for x, y in zip(before.uniforms, after.uniforms)):
+        return False
+    header = Function(after.name, after.uniforms, [], after.level, after.notes)
+    if print_function(header).partition("\n")[0] != before_text.partition("\n")[0]:
+        return False
+    uniforms = {id(u) for u in after.uniforms}
+    old_index = {id(b): k for k, b in enumerate(before.blocks)}
+    new_index = {id(b): k for k, b in enumerate(after.blocks)}
+
+    def same_blocks(xs, ys) -> bool:
+        if len(xs) != len(ys):
+            return False
+        for x, y in zip(xs, ys):
+            k = new_index.get(id(y))
+            if k is None or old_index.get(id(x)) != k:
+                return False
+        return True
+
+    for old, new in zip(before.blocks, after.blocks):
+        if old.name != new.name or len(old.instructions) != len(new.instructions):
+            return False
+        if (old.logical_successors is None) != (new.logical_successors is None):
+            return False
+        if old.logical_successors is not None and not same_blocks(
+                old.logical_successors, new.logical_successors):
+            return False
+        for x, y in zip(old.instructions, new.instructions):
+            if x.opcode is not y.opcode or x.sat is not y.sat or x.attrs != y.attrs:
+                return False
+            for name, value in x.attrs.items():
+                if type(value) is not type(y.attrs[name]):
+                    return False
+            if not _same_storage(x.dest, y.dest):
+                return False
+            if x.dests or y.dests:
+                if len(x.dests) != len(y.dests) or not all(
+                        map(_same_storage, x.dests, y.dests)):
+                    return False
+            if len(x.srcs) != len(y.srcs):
+                return False
+            for a, b in zip(x.srcs, y.srcs):
+                if a.abs is not b.abs or a.neg is not b.neg:
+                    return False
+                ra, rb = a.ref, b.ref
+                kind = type(rb)
+                if kind is not type(ra):
+                    return False
+                if kind is Value:
+                    if ra is rb or ra.name != rb.name or ra.size != rb.size:
+                        return False
+                elif kind is Immediate:
+                    if ra.bits != rb.bits or type(ra.bits) is not type(rb.bits):
+                        return False
+                elif kind is Uniform:
+                    if ra is not rb or id(rb) not in uniforms:
+                        return False
+                elif kind is Register or kind is VirtualRegister:
+                    if ra != rb:
+                        return False
+                else:
+                    return False
+            if (x.blocks or y.blocks) and not same_blocks(x.blocks, y.blocks):
+                return False
+    return True
+
+
+def _same_storage(x, y) -> bool:
+    """A destination `_prints_as` vouches for: the same register, or a fresh Value of the
+    same name and size."""
+    kind = type(y)
+    if kind is not type(x):
+        return False
+    if x is None:
+        return True
+    if kind is Value:
+        return x is not y and x.name == y.name and x.size == y.size
+    return (kind is Register or kind is VirtualRegister) and x == y
+
+
+@contextmanager
+def _young_collections():
+    """While a program is checked, the cyclic garbage collector runs only on the young
+    generations, after each pass step (`_collect_young`), never on the whole heap. Left to
+    itself it rescans every live object each time the heap has grown by a quarter, and a
+    long program's clones and memoized runs make that most of the time checking it takes
+    (docs/performance.md, "Scale"). Garbage cycles are still freed after each step."""
+    global _collecting
+    if not gc.isenabled() or _collecting or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    gc.disable()
+    _collecting = True
+    try:
+        yield
+    finally:
+        _collecting = False
+        gc.enable()
+
+
+_collecting = False  # whether `_young_collections` holds the collector
+
+
+def _collect_young() -> None:
+    if _collecting:
+        gc.collect(1)
+
+
 def _first_changed_line(before: str, after: str) -> str:
     for old, new in zip(before.splitlines(), after.splitlines()):
         if old != new:
@@ -150,13 +295,14 @@ def _first_changed_line(before: str, after: str) -> str:
 
 def _declined(error: Exception, fn: Function) -> bool:
     """Control-flow lowering may decline an SSA program it cannot structure, and that is not
-    a finding, but only when the independent predicate agrees the program is unstructurable:
-    a lowering that gives up on a structurable program has crashed."""
+    a finding, but only when the independent reference (`oracles.structure_reference`,
+    which shares no code with lower-cf) agrees the program is unstructurable: a lowering
+    that gives up on a structurable program has crashed."""
     if type(error).__name__ != "Unstructurable" or fn.level != "ssa":
         return False
-    from agxir.machine.lower_cf import structurable
+    from oracles.structure_reference import unstructurable_reason
 
-    return structurable(fn) is not None
+    return unstructurable_reason(fn) is not None
 
 
 def _over_the_bound(error: BaseException, exec_fn: Function | None) -> bool:
@@ -197,6 +343,7 @@ class Harness:
         self._outcomes: dict[str, list[Outcome]] = {}
         self._liveness: dict[str, str | None] = {}
         self._verdicts: dict[tuple, tuple[str, str, InputSet | None] | None] = {}
+        self._runs: dict[tuple, _PassRun] = {}  # (pass name, pass, input text) -> the run
         self._declined = False
         self._unallocatable = False
         self._paths: set[str] = set()
@@ -264,12 +411,20 @@ class Harness:
             self._liveness[text] = compare_liveness(fn, analysis(fn))
         return self._liveness[text]
 
+    def _forget_runs_but_of(self, pipelines: Sequence[Sequence[PassUnderTest]]) -> None:
+        """Drops the memoized runs of passes none of `pipelines` runs (their functions are
+        what a long program's memory goes to)."""
+        wanted = {(step.name, step.run) for pipeline in pipelines for step in pipeline}
+        for key in [key for key in self._runs if key[:2] not in wanted]:
+            del self._runs[key]
+
     # --- one program ----------------------------------------------------------------------------
     def check(self, fn: Function, pipelines: Sequence[Sequence[PassUnderTest]]) -> list[Finding]:
         """Every pipeline on `fn`; at most one finding per pipeline."""
         self._outcomes.clear()
         self._liveness.clear()
         self._verdicts.clear()
+        self._runs.clear()
         self._declined = False
         self._unallocatable = False
         self._paths: set[str] = set()  # the machine paths (agxir.machine.paths) reached
@@ -293,10 +448,13 @@ class Harness:
         difference = self.liveness_difference(fn, text)
         if difference:
             findings.append(Finding(INPUT, "liveness", difference, (), text))
-        for pipeline in pipelines:
-            finding = self.check_pipeline(fn, text, pipeline)
-            if finding:
-                findings.append(finding)
+        with _young_collections():
+            for index, pipeline in enumerate(pipelines):
+                self._forget_runs_but_of(pipelines[index:])
+                finding = self.check_pipeline(fn, text, pipeline)
+                if finding:
+                    findings.append(finding)
+        self._runs.clear()
         if self._machine:
             self.stats.machine_programs += 1
             self.stats.pressure_paths.update(self._paths)
@@ -309,56 +467,68 @@ class Harness:
         names: list[str] = []
         features = self.features
         for position, step in enumerate(pipeline):
+            _collect_young()  # the garbage of the step before (see `_young_collections`)
             names.append(step.name)
 
             def found(oracle: str, message: str, input_set=None, step=step) -> Finding:
                 return Finding(step.name, oracle, message, tuple(names), original, input_set)
 
-            work = clone_function(current)
-            try:
-                with deadline(self.pass_timeout), counting_rule_hits() as hits, \
-                        recording_near_misses() as misses, counting_paths() as paths, \
-                        pass_memory_limit():
-                    changed = step.run(work)
-            except PassTimedOut:
-                return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
-            except PassMemoryLimit as error:  # --pass-memory, not a crash of the pass
-                return found("memory-limit", str(error))
-            except BaseException as error:  # a pass that raises (or exits) is a finding, not
-                # our crash; Ctrl-C still stops the run, but a KeyboardInterrupt where SIGINT
-                # is ignored (a campaign worker) can only have come from the pass
-                if isinstance(error, KeyboardInterrupt) and (
-                    signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
-                ):
-                    raise
-                if type(error).__name__ == "NotTranslatable":  # fuzz/mesa/: Mesa has no
-                    # counterpart for an opcode; counted once per program, not a finding
-                    if not self._declined:
-                        self.stats.not_translatable += 1
-                        self.stats.not_translatable_opcodes.update(set(error.counts))
-                        self._declined = True
-                    return None
-                if _declined(error, current):
-                    if not self._declined:  # once per program, whatever the pipelines
-                        self.stats.unstructurable += 1
-                        self._declined = True
-                        features.add(feature.oracle("unstructurable"))
-                    return None
-                if _over_the_bound(error, exec_fn):
-                    if not self._unallocatable:  # once per program, like unstructurable
-                        self.stats.unallocatable += 1
-                        self._unallocatable = True
-                        features.add(feature.oracle("unallocatable"))
-                    return None
-                return found("crash", f"{type(error).__name__}: {error}")
-            try:
-                after = print_function(work)
-            except Exception as error:  # the pass left something that is not IR
-                return found("crash", f"the pass left an unprintable function: "
-                             f"{type(error).__name__}: {error}")
+            key = (step.name, step.run, current_text)
+            run = self._runs.get(key)
+            if run is None:
+                work = clone_function(current)
+                try:
+                    with deadline(self.pass_timeout), counting_rule_hits() as hits, \
+                            recording_near_misses() as misses, counting_paths() as paths, \
+                            pass_memory_limit():
+                        changed = step.run(work)
+                except PassTimedOut:
+                    return found("timeout", f"the pass ran longer than {self.pass_timeout:g} s")
+                except PassMemoryLimit as error:  # --pass-memory, not a crash of the pass
+                    return found("memory-limit", str(error))
+                except BaseException as error:  # a pass that raises (or exits) is a finding, not
+                    # our crash; Ctrl-C still stops the run, but a KeyboardInterrupt where SIGINT
+                    # is ignored (a campaign worker) can only have come from the pass
+                    if isinstance(error, KeyboardInterrupt) and (
+                        signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+                    ):
+                        raise
+                    if type(error).__name__ == "NotTranslatable":  # fuzz/mesa/: Mesa has no
+                        # counterpart for an opcode; counted once per program, not a finding
+                        if not self._declined:
+                            self.stats.not_translatable += 1
+                            self.stats.not_translatable_opcodes.update(set(error.counts))
+                            self._declined = True
+                        return None
+                    if _declined(error, current):
+                        if not self._declined:  # once per program, whatever the pipelines
+                            self.stats.unstructurable += 1
+                            self._declined = True
+                            features.add(feature.oracle("unstructurable"))
+                        return None
+                    if _over_the_bound(error, exec_fn):
+                        if not self._unallocatable:  # once per program, like unstructurable
+                            self.stats.unallocatable += 1
+                            self._unallocatable = True
+                            features.add(feature.oracle("unallocatable"))
+                        return None
+                    return found("crash", f"{type(error).__name__}: {error}")
+                if not changed and _prints_as(current, current_text, work):
+                    after = current_text  # what printing it would give, without the cost
+                else:
+                    try:
+                        after = print_function(work)
+                    except Exception as error:  # the pass left something that is not IR
+                        return found("crash", f"the pass left an unprintable function: "
+                                     f"{type(error).__name__}: {error}")
+                run = _PassRun(None if after == current_text else work, after, bool(changed),
+                               Counter(hits), frozenset(misses), Counter(paths))
+                self._runs[key] = run
+            work = current if run.after is None else run.after
+            after, changed = run.after_text, run.changed
             self.stats.pass_runs[step.name] += 1
-            self._reached(step.name, work, paths)
-            for rule_name, where in misses:
+            self._reached(step.name, work, run.paths)
+            for rule_name, where in run.misses:
                 features.add(feature.near(step.name, rule_name, where))
             if not changed:
                 if after != current_text:
@@ -370,7 +540,7 @@ class Harness:
             self.stats.pass_changes[step.name] += 1
             features.add(feature.changed(step.name))
             features.add(feature.changed_at(step.name, position))
-            for rule, count in hits.items():
+            for rule, count in run.hits.items():
                 self.stats.rule_hits[step.name, rule] += count
                 features.add(feature.rule(step.name, rule))
             verdict = self.step_verdict(

@@ -415,6 +415,8 @@ def recording_near_misses() -> Iterator[set]:
         _NEAR_MISSES.pop()
 
 
+_NO_PATH: frozenset = frozenset()
+
 # A rule pattern -> the pattern without its sources. Weak keys: some passes build rules per
 # run (not-rev's single-use rules), and a pattern's id may be reused once it is collected.
 _HEADERS: WeakKeyDictionary = WeakKeyDictionary()
@@ -438,8 +440,12 @@ def match_or_where(rule: Rule, root: Instruction, defs, position: int | None) ->
     "root", "arity", "src<i>" or "precondition". The root's own fields are matched before
     its sources (`match_at` binds them after: bindings only ever agree or conflict, so the
     result is the same), which is what tells a failing source from a failing root."""
+    return _match_or_where(rule, _header(rule.pattern), root, defs, position)
+
+
+def _match_or_where(rule: Rule, header: Ins, root: Instruction, defs, position) -> Match | str:
     pattern = rule.pattern
-    state = _match_instruction(_header(pattern), root, _State({}, ()), defs, frozenset())
+    state = _match_instruction(header, root, _State({}, ()), defs, _NO_PATH)
     if state is None:
         return "root"
     inner = frozenset({root})
@@ -479,17 +485,21 @@ def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool
     per walk and a whole-root rewrite ends the visit (Mesa's single forward walk); without it,
     rewriting repeats until no rule applies.
     """
-    rules = tuple(rules)
-    by_opcode: dict[str, tuple[list[Rule], list[Rule]]] = {}
+    by_root = _index(rules)
     defs = definitions(fn)
     namer = _LazyNamer(fn)
     changed = False
     for block, root in _roots(fn, order):
+        dest = root.dest
+        key = (root.opcode.name, dest.size if dest is not None else None)
+        candidates = by_root.get(key)
+        if candidates is None:  # most roots match no rule's root opcode
+            candidates = by_root[key] = _rules_for(by_root.rules, *key)
+        if candidates is _NONE:
+            continue
+        whole, focused = candidates
         done: set = set()
         for _ in range(MAX_REWRITES_PER_ROOT):
-            if root.name not in by_opcode:  # most roots match no rule's root opcode
-                by_opcode[root.name] = _rules_for(rules, root.name)
-            whole, focused = by_opcode[root.name]
             site, built, rule = _first_rewrite(root, whole, focused, defs, done, namer)
             if built is None:
                 break
@@ -518,55 +528,115 @@ class _LazyNamer:
         return self.namer(hint)
 
 
-def _rules_for(rules: tuple[Rule, ...], opcode: str) -> tuple[list[Rule], list[Rule]]:
-    """The rules whose root may be `opcode`, in table order: (whole-root, focused)."""
-    fitting = [
-        rule for rule in rules
-        if rule.pattern.opcode is None or opcode in rule.pattern.opcodes
-    ]
-    return [r for r in fitting if not r.focused], [r for r in fitting if r.focused]
+class _Index(dict):
+    """A rule table's rules by root: (opcode name, destination size or None) -> the rules
+    that can match such a root, in table order, as (whole-root rules with their headers,
+    focus rules with the opcodes the focus's definition must have, or None), or `_NONE`.
+    Filled in as roots are met; kept per rule table (`_index`)."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        super().__init__()
+        self.rules = rules
 
 
-def _may_match(rule: Rule, root: Instruction, site: int | None, defs) -> bool:
-    """A cheap look at the opcodes before the full match: most roots fail here."""
-    pattern = rule.pattern
-    if pattern.opcode is not None and root.name not in pattern.opcodes:
+_NONE = ((), ())
+# id(rule table) -> (the table, its index), for tables given as tuples (the rule-table
+# passes' module constants); a list may change between calls, so it is indexed per call.
+_INDEXES: dict[int, tuple[tuple, _Index]] = {}
+_MAX_INDEXES = 256  # some passes build rules per run (not-rev): forget them all past this
+
+
+def _index(rules) -> _Index:
+    if isinstance(rules, tuple):
+        found = _INDEXES.get(id(rules))
+        if found is not None and found[0] is rules:
+            return found[1]
+        if len(_INDEXES) >= _MAX_INDEXES:
+            _INDEXES.clear()
+        index = _Index(rules)
+        _INDEXES[id(rules)] = (rules, index)
+        return index
+    return _Index(tuple(rules))
+
+
+def _may_root(pattern: Ins, opcode: str, size: int | None) -> bool:
+    """Whether a root of this opcode and destination size can match `pattern`'s root."""
+    if pattern.opcode is not None and opcode not in pattern.opcodes:
         return False
-    if site is None or pattern.focus.defined_by is None:
-        return True
-    definition = defs.get(root.srcs[site].ref)
-    wanted = pattern.focus.defined_by.opcodes
-    return definition is not None and (not wanted or definition.name in wanted)
+    if pattern.size is not None and (size is None or (isinstance(pattern.size, int)
+                                                      and pattern.size != size)):
+        return False
+    return True
+
+
+def _rules_for(rules: tuple[Rule, ...], opcode: str, size: int | None):
+    """The rules whose root may be `opcode` with a destination of `size`, in table order:
+    (whole-root, focused), as `_Index` holds them. A whole-root rule whose root's size
+    cannot match is left out (its match would fail at the root, where nothing is recorded);
+    a focus rule is left out only by opcode, since its focus is looked at first (a near
+    miss at the source)."""
+    whole = tuple(
+        (rule, _header(rule.pattern)) for rule in rules
+        if not rule.focused and _may_root(rule.pattern, opcode, size)
+    )
+    focused = tuple(
+        (rule, _focus_opcodes(rule)) for rule in rules
+        if rule.focused and (rule.pattern.opcode is None or opcode in rule.pattern.opcodes)
+    )
+    return (whole, focused) if whole or focused else _NONE
+
+
+def _focus_opcodes(rule: Rule) -> frozenset | None:
+    """The opcodes the focus's definition may have (empty: any), or None when the focus
+    need not be defined by an instruction."""
+    defined_by = rule.pattern.focus.defined_by
+    return None if defined_by is None else frozenset(defined_by.opcodes)
 
 
 def _first_rewrite(root, whole, focused, defs, done, namer) -> tuple[Any, list | None, Rule | None]:
-    sites: list[tuple[int | None, list[Rule]]] = [(None, whole)] if whole else []
+    """The first rewrite at `root` (see `apply_rules`): (site, replacement, rule), or Nones.
+    `whole` and `focused` are the root's candidates as `_rules_for` gives them."""
+    if whole and None not in done:
+        for rule, header in whole:
+            built = _try(rule, header, root, defs, None, namer)
+            if built is not None:
+                return None, built, rule
     if focused:
-        sites += [(position, focused) for position in range(len(root.srcs))]
-    for site, rules in sites:
-        if site in done:
-            continue
-        for rule in rules:
-            if not _may_match(rule, root, site, defs):
-                if _NEAR_MISSES and site is not None:  # the root matched, the focus did not
-                    _NEAR_MISSES[-1].add((rule.name, f"src{site}"))
+        srcs = root.srcs
+        for site in range(len(srcs)):
+            if site in done:
                 continue
-            if _NEAR_MISSES:
-                found = match_or_where(rule, root, defs, site)
-                if isinstance(found, str):
-                    if found != "root":  # the root's opcode matched, its fields did not
-                        _NEAR_MISSES[-1].add((rule.name, found))
+            definition = defs.get(srcs[site].ref)
+            for rule, wanted in focused:
+                if wanted is not None and (
+                        definition is None or (wanted and definition.name not in wanted)):
+                    if _NEAR_MISSES:  # the root matched, the focus did not
+                        _NEAR_MISSES[-1].add((rule.name, f"src{site}"))
                     continue
-            else:
-                found = match_at(rule, root, defs, site)
-                if found is None:
-                    continue
-            built = build(rule, found, namer)
-            if not _unchanged(root, built):
-                return site, built, rule
-            if _NEAR_MISSES:
-                _NEAR_MISSES[-1].add((rule.name, "unchanged"))
+                built = _try(rule, None, root, defs, site, namer)
+                if built is not None:
+                    return site, built, rule
     return None, None, None
+
+
+def _try(rule: Rule, header: Ins | None, root, defs, site, namer) -> list | None:
+    """The replacement `rule` makes at `root` (at `site`), or None (and near misses noted)."""
+    if _NEAR_MISSES:
+        found = _match_or_where(rule, header or _header(rule.pattern), root, defs, site)
+        if isinstance(found, str):
+            if found != "root":  # the root's opcode matched, its fields did not
+                _NEAR_MISSES[-1].add((rule.name, found))
+            return None
+    else:
+        found = match_at(rule, root, defs, site)
+        if found is None:
+            return None
+    built = build(rule, found, namer)
+    if not _unchanged(root, built):
+        return built
+    if _NEAR_MISSES:
+        _NEAR_MISSES[-1].add((rule.name, "unchanged"))
+    return None
 
 
 def matches(rule: Rule, root: Instruction, defs, evaluator=CONCRETE_EVALUATOR) -> Iterator[Match]:

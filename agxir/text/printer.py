@@ -61,23 +61,6 @@ def format_attribute(attr: spec.Attr | None, name: str, value: int | str) -> str
     return f"{name}={value}"
 
 
-def _mnemonic(ins: ir.Instruction) -> tuple[str, list[ir.Operand], set[str]]:
-    """The name to print, the sources to print, and the attributes the name implies."""
-    row = ins.opcode
-    srcs = list(ins.srcs)
-    for (attr, value), alias in ALIAS_NAMES.get(row.name, {}).items():
-        if ins.attrs.get(attr) != value:
-            continue
-        if alias in UNARY_BITOP_ALIASES:
-            if len(srcs) != len(row.srcs) or srcs[-1] != _ZERO:
-                continue
-            srcs = srcs[:-1]
-        elif len(srcs) != len(row.srcs):
-            continue
-        return alias, srcs, {attr}
-    return row.name, srcs, set()
-
-
 def _src_kind(row: spec.Opcode, index: int) -> str:
     if index < len(row.srcs):
         return row.srcs[index].kind
@@ -92,38 +75,97 @@ def _format_dest(dest: ir.Value | ir.Register | ir.VirtualRegister) -> str:
     return f"%{dest.name}:{dest.size}"
 
 
+class _RowFacts:
+    """What printing needs of one opcode row, worked out once per row (`_facts`)."""
+
+    __slots__ = ("aliases", "kinds", "attrs", "declared", "is_phi")
+
+    def __init__(self, row: spec.Opcode) -> None:
+        self.aliases = tuple(
+            (attr, value, alias, alias in UNARY_BITOP_ALIASES)
+            for (attr, value), alias in ALIAS_NAMES.get(row.name, {}).items()
+        )
+        self.kinds = tuple(src.kind for src in row.srcs)
+        self.attrs = tuple((attr.name, attr) for attr in row.attrs)
+        self.declared = frozenset(attr.name for attr in row.attrs)
+        self.is_phi = row.name == "phi"
+
+
+_FACTS: dict[int, tuple[spec.Opcode, _RowFacts]] = {}  # id(row) -> (row, its facts)
+
+
+def _facts(row: spec.Opcode) -> _RowFacts:
+    found = _FACTS.get(id(row))
+    if found is None or found[0] is not row:
+        found = _FACTS[id(row)] = (row, _RowFacts(row))
+    return found[1]
+
+
 def format_instruction(ins: ir.Instruction) -> str:
     """One instruction on one line, without indentation."""
     row = ins.opcode
-    name, srcs, implied = _mnemonic(ins)
-    text = ""
-    if ins.defs():
-        text = ", ".join(_format_dest(dest) for dest in ins.defs()) + " = "
-    text += name
+    facts = _facts(row)
+    srcs = ins.srcs
+    name, implied = row.name, None
+    if facts.aliases:  # the alias whose attribute the instruction has, if it spells it
+        for attr, value, alias, unary in facts.aliases:
+            if ins.attrs.get(attr) != value:
+                continue
+            if unary:
+                if len(srcs) != len(row.srcs) or srcs[-1] != _ZERO:
+                    continue
+                srcs = srcs[:-1]
+            elif len(srcs) != len(row.srcs):
+                continue
+            name, implied = alias, attr
+            break
+    dest = ins.dest
+    if dest is not None:
+        if type(dest) is ir.Value:
+            text = f"%{dest.name}:{dest.size} = {name}"
+        else:
+            text = f"{_format_dest(dest)} = {name}"
+    elif ins.dests:
+        text = ", ".join(_format_dest(d) for d in ins.dests) + " = " + name
+    else:
+        text = name
     if ins.sat:
         text += ".sat"
 
-    if ins.is_phi:
+    if facts.is_phi:
         parts = []
         for index, src in enumerate(srcs):
             label = ins.blocks[index].name if index < len(ins.blocks) else "?"
             parts.append(f"[{format_operand(src, spec.RAW)}, {label}]")
     else:
-        parts = [format_operand(src, _src_kind(row, i)) for i, src in enumerate(srcs)]
+        kinds = facts.kinds
+        parts = []
+        for index, src in enumerate(srcs):
+            ref = src.ref
+            if type(ref) is ir.Value and not src.abs and not src.neg:
+                parts.append(f"%{ref.name}")
+            else:
+                parts.append(format_operand(src, kinds[index] if index < len(kinds) else spec.RAW))
     if parts:
         text += " " + ", ".join(parts)
 
-    declared = {attr.name: attr for attr in row.attrs}
-    attrs = []
-    for attr in row.attrs:
-        if attr.name in ins.attrs and attr.name not in implied:
-            attrs.append(format_attribute(attr, attr.name, ins.attrs[attr.name]))
-    for extra in sorted(set(ins.attrs) - set(declared)):  # ill-formed IR: show it anyway
-        attrs.append(format_attribute(None, extra, ins.attrs[extra]))
+    attrs = ins.attrs
     if attrs:
-        text += " " + " ".join(attrs)
+        shown = []
+        for attr_name, attr in facts.attrs:
+            if attr_name in attrs and attr_name != implied:
+                value = attrs[attr_name]
+                if attr.hex:
+                    shown.append(format_attribute(attr, attr_name, value))
+                else:
+                    shown.append(f"{attr_name}={value}")
+        if not facts.declared.issuperset(attrs):  # ill-formed IR: show it anyway
+            for extra in sorted(set(attrs) - facts.declared):
+                shown.append(format_attribute(None, extra, attrs[extra]))
+        if shown:
+            text += " " + " ".join(shown)
 
-    if not ins.is_phi and ins.blocks:
+    if not facts.is_phi and ins.blocks:
         text += " -> " + ", ".join(block.name for block in ins.blocks)
     return text
 
