@@ -137,10 +137,20 @@ class PassTimedOut(Exception):
     pass
 
 
+# The wall-clock backstop of `deadline`, in multiples of its CPU limit: what stops a pass
+# that sleeps or blocks (waits on a pipe, a lock, a child process), which spends no CPU.
+WALL_BACKSTOP = 6
+
+
 @contextmanager
 def deadline(seconds: float):
-    """Interrupts a pass that runs too long. Signals only reach the main thread, so
-    elsewhere the pass runs unbounded."""
+    """Interrupts a pass that runs too long: `seconds` of this process's CPU time
+    (ITIMER_PROF: user and system, every thread), so a pass's verdict does not depend on
+    how loaded the machine is, or WALL_BACKSTOP times as many seconds of wall-clock time
+    (ITIMER_REAL), for a pass that sleeps or blocks. Either raises PassTimedOut. Signals
+    only reach the main thread, so elsewhere the pass runs unbounded. CPU spent in a child
+    process (an external command, the Mesa bridge) is not this process's: such a pass is
+    bounded by the backstop, and by its own timeout if it has one."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -148,13 +158,16 @@ def deadline(seconds: float):
     def expire(signum, frame):
         raise PassTimedOut()
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, expire), signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_BACKSTOP)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGALRM, previous[1])
+        signal.signal(signal.SIGPROF, previous[0])
 
 
 @dataclass(frozen=True)

@@ -197,3 +197,27 @@ def test_rule_hits_count_only_inside_the_counter():
             get_pass("cmpsel").run(clone_function(fn))
         get_pass("branch-cmp").run(clone_function(fn))
     assert sum(inner.values()) == 1 and sum(outer.values()) == 0
+
+
+def test_the_pass_timeout_counts_cpu_time_with_a_wall_clock_backstop():
+    """A pass that spins is stopped after the timeout's CPU seconds; one that sleeps past
+    the timeout spends no CPU and is not stopped, unless it sleeps past the wall-clock
+    backstop (WALL_BACKSTOP times the timeout): a verdict that does not depend on load."""
+    from fuzz.harness import WALL_BACKSTOP
+
+    def spins(fn):
+        while True:
+            pass
+
+    def naps(fn):
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+        return False
+
+    started = time.process_time()
+    finding = check_one(SELECT, spins, pass_timeout=0.3)
+    assert (finding.oracle, finding.message) == ("timeout", "the pass ran longer than 0.3 s")
+    assert time.process_time() - started >= 0.3
+    assert WALL_BACKSTOP * 0.3 > 0.5
+    assert check_one(SELECT, naps, pass_timeout=0.3) is None
