@@ -5,7 +5,9 @@ that every structured CFG has the shape Mesa's isel sees in NIR:
 
 * one `stop` block: several are merged into a fresh one, so the wave ends once;
 * one latch per loop: back edges from several blocks meet in a fresh latch, so a
-  "continue" (a back edge inside an if) becomes a forward edge to the latch;
+  "continue" (a back edge inside an if) becomes a forward edge to the latch; so does a
+  back edge that also leaves an inner loop (the inner loop ends the outer one's body and
+  exits to its header), so that inner loop exits to a block of the outer one;
 * one preheader per loop: several entering blocks meet in a fresh block.
 
 Merging edges keeps SSA: a phi of the target whose sources came from the merged blocks
@@ -95,6 +97,13 @@ def _natural_loop(cfg: CFG, latch: Block, header: Block) -> set[Block]:
     return body
 
 
+def _leaves_inner_loop(cfg: CFG, latch: Block, header: Block) -> bool:
+    """The one back edge latch -> header also leaves a loop nested in header's: the latch
+    branches to a block of the loop too, which leads back to the latch without the header."""
+    others = [s for s in cfg.succs[latch] if s is not header]
+    return bool(others) and any(s in _natural_loop(cfg, latch, header) for s in others)
+
+
 def _checked_cfg(fn: Function) -> CFG:
     cfg = CFG(fn)
     if len(cfg.reachable) != len(cfg.blocks):
@@ -123,7 +132,7 @@ def canonicalize(fn: Function, names: Names) -> tuple[CFG, dict[Block, Loop]]:
         raise Unstructurable(f"the entry block {cfg.entry.name} is a loop header")
     changed = False
     for header, sources in headers.items():
-        if len(sources) > 1:
+        if len(sources) > 1 or _leaves_inner_loop(cfg, sources[0], header):
             merge_edges(fn, header, sources, names.fresh("latch"), names)
             changed = True
     if changed:
