@@ -219,12 +219,20 @@ def _prints_as(before: Function, before_text: str, after: Function) -> bool:
                 old.logical_successors, new.logical_successors):
             return False
         for x, y in zip(old.instructions, new.instructions):
-            if x.opcode is not y.opcode or x.sat is not y.sat or x.attrs != y.attrs:
+            if x.opcode is not y.opcode or x.sat is not y.sat:
                 return False
-            for name, value in x.attrs.items():
-                if type(value) is not type(y.attrs[name]):
+            x_attrs, y_attrs = x.attrs, y.attrs
+            if x_attrs != y_attrs:
+                return False
+            for name, value in x_attrs.items():
+                if type(value) is not type(y_attrs[name]):
                     return False
-            if not _same_storage(x.dest, y.dest):
+            x_dest, y_dest = x.dest, y.dest
+            if type(x_dest) is Value:  # the common case, inline
+                if (type(y_dest) is not Value or x_dest is y_dest or x_dest.name != y_dest.name
+                        or x_dest.size != y_dest.size):
+                    return False
+            elif not _same_storage(x_dest, y_dest):
                 return False
             if x.dests or y.dests:
                 if len(x.dests) != len(y.dests) or not all(
