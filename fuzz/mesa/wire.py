@@ -11,11 +11,12 @@ made itself is `%m<index>` / `b<index>`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 
 from agxir import ir
 from agxir.machine.opcodes import opcodes_for_level
+from agxir.opcodes import OPCODES
 from fuzz.mesa.opcodes import BY_MODEL, CONVERT_BY_MESA, _convert_mode, untranslatable
 
 NULL, NORMAL, IMMEDIATE, UNIFORM, REGISTER, UNDEF = range(6)
@@ -61,6 +62,21 @@ def _index(kind: int, value: int, size: int, abs_: bool = False, neg: bool = Fal
 
 
 MODS = ("0", "1", "2", "3")  # the MODS digit of abs | neg << 1
+# A value's wire tokens by its size in bits and its number, made once: "1.N.S." (the
+# encoder's, before the MODS digit) and "1.N.S.0" (a destination's, the decoder's)
+_VALUE_PREFIXES: dict[int, list[str]] = {bits: [] for bits in SIZE_CODE}
+_VALUE_TOKENS: dict[int, list[str]] = {bits: [] for bits in SIZE_CODE}
+
+
+def _value_tokens(count: int) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
+    """The token tables, each list at least `count` long."""
+    if len(_VALUE_TOKENS[16]) < count:
+        for bits, code in SIZE_CODE.items():
+            prefixes = _VALUE_PREFIXES[bits]
+            grown = [f"{NORMAL}.{n}.{code}." for n in range(len(prefixes), max(count, 256))]
+            prefixes += grown
+            _VALUE_TOKENS[bits] += [prefix + "0" for prefix in grown]
+    return _VALUE_PREFIXES, _VALUE_TOKENS
 # The fields after the opcode of an instruction with none of its own: COND INV NEST SHIFT
 # SAT MASK FORMAT IMM TARGET, all zero but TARGET (-1). SAT is the one often set.
 PLAIN_FIELDS = ("0 0 0 0 0 0 0 0 -1", "0 0 0 0 1 0 0 0 -1")
@@ -86,11 +102,12 @@ class _Encoder:
             half += align
         index = self.value_index
         prefix = self.prefix
+        prefixes = _value_tokens(fn.instruction_count())[0]
         for block in fn.blocks:
             for ins in block.instructions:
                 value = ins.dest
                 if type(value) is ir.Value and value not in index:
-                    prefix[value] = f"{NORMAL}.{len(index)}.{SIZE_CODE[value.size]}."
+                    prefix[value] = prefixes[value.size][len(index)]
                     index[value] = len(index)
 
     def operand(self, src: ir.Operand) -> str:
@@ -134,33 +151,12 @@ class _Encoder:
         return preds
 
     def instruction(self, ins: ir.Instruction, preds: list[ir.Block]) -> str:
-        """The wire line of `ins`: the commonest rows directly, the rest by `_instruction`
-        (the same line either way)."""
-        name = ins.opcode.name
-        if name == "mov_imm" and type(ins.dest) is ir.Value:
-            return (f"i mov_imm 1 0 0 0 0 0 {int(ins.sat)} 0 0 {ins.attrs['value']} -1 "
-                    f"{self.prefix[ins.dest]}0")
-        if name == "export":
-            src = ins.srcs[0]
-            size = src.size
-            return (f"i local_store 0 3 0 0 0 0 {int(ins.sat)} {3 if size == 64 else 1} "
-                    f"{FORMATS['i16'] if size == 16 else FORMATS['i32']} 0 -1 "
-                    f"{self.operand(src)} {IMMEDIATE}.{ins.attrs['slot']}.0.0 {IMMEDIATE}.0.0.0")
-        if (name == "iadd" or name == "imad") and type(ins.dest) is ir.Value:
-            operand = self.operand
-            return (f"i {name} 1 {len(ins.srcs)} 0 0 0 {ins.attrs['shift']} {int(ins.sat)} 0 "
-                    f"0 0 -1 {self.prefix[ins.dest]}0 "
-                    + " ".join([operand(s) for s in ins.srcs]))
-        if name in PLAIN:
-            dest = ins.dest
-            operand = self.operand
-            spelled = " ".join([operand(s) for s in ins.srcs])
-            if dest is None:
-                return (f"i {BY_MODEL[name].mesa} 0 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} "
-                        f"{spelled}").rstrip()
-            return (f"i {BY_MODEL[name].mesa} 1 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} "
-                    f"{self.dest(dest)} {spelled}")
-        return self._instruction(ins, preds)
+        """The wire line of `ins`: the commonest rows by their fast writers, the rest by
+        `_instruction` (the same line either way)."""
+        fast = FAST_WRITERS.get(ins.opcode.name)
+        if fast is None:
+            return self._instruction(ins, preds)
+        return fast(self, ins, preds)
 
     def _instruction(self, ins: ir.Instruction, preds: list[ir.Block]) -> str:
         name, a = ins.opcode.name, ins.attrs
@@ -244,6 +240,167 @@ class _Encoder:
         return lines
 
 
+# The fast writers: the wire line of a model row's instruction for the rows programs are
+# mostly made of, each the line `_Encoder._instruction`, the general writer, makes (tested),
+# which they hand what they do not spell themselves. A value destination (the common case)
+# is its token; a register's, by `_Encoder.dest`.
+
+def _write_mov_imm(enc, ins, preds):
+    dest = ins.dest
+    if type(dest) is not ir.Value:  # a register, or exec's r0l (begin_cf): general
+        return enc._instruction(ins, preds)
+    return f"i mov_imm 1 0 0 0 0 0 {int(ins.sat)} 0 0 {ins.attrs['value']} -1 {enc.prefix[dest]}0"
+
+
+def _write_export(enc, ins, preds):
+    src = ins.srcs[0]
+    size = src.size
+    return (f"i local_store 0 3 0 0 0 0 {int(ins.sat)} {3 if size == 64 else 1} "
+            f"{FORMATS['i16'] if size == 16 else FORMATS['i32']} 0 -1 "
+            f"{enc.operand(src)} {IMMEDIATE}.{ins.attrs['slot']}.0.0 {IMMEDIATE}.0.0.0")
+
+
+def _write_shifted(enc, ins, preds):  # iadd, imad
+    dest = ins.dest
+    if type(dest) is not ir.Value:
+        return enc._instruction(ins, preds)
+    operand = enc.operand
+    return (f"i {ins.opcode.name} 1 {len(ins.srcs)} 0 0 0 {ins.attrs['shift']} {int(ins.sat)} "
+            f"0 0 0 -1 {enc.prefix[dest]}0 " + " ".join([operand(s) for s in ins.srcs]))
+
+
+def _write_plain(mesa):
+    def write(enc, ins, preds):
+        dest = ins.dest
+        operand = enc.operand
+        spelled = " ".join([operand(s) for s in ins.srcs])
+        if dest is None:
+            return f"i {mesa} 0 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} {spelled}".rstrip()
+        return f"i {mesa} 1 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} {enc.dest(dest)} {spelled}"
+    return write
+
+
+def _write_phi(enc, ins, preds):
+    if ins.dest is None or ins.attrs:
+        return enc._instruction(ins, preds)
+    by_block = dict(zip(map(id, ins.blocks), ins.srcs, strict=False))
+    operand = enc.operand
+    spelled = " ".join([operand(by_block[id(pred)]) for pred in preds])
+    return (f"i phi 1 {len(preds)} 0 0 0 0 {int(ins.sat)} 0 0 0 -1 {enc.dest(ins.dest)} "
+            f"{spelled}").rstrip()
+
+
+def _write_bitop(enc, ins, preds):
+    srcs, table = ins.srcs, ins.attrs["tt"]
+    if ins.dest is None or len(srcs) != 2:
+        return enc._instruction(ins, preds)
+    # Mesa's isel emits mov/not/and/or/xor pseudo-ops (see `_instruction`)
+    alias = PSEUDO_BITOPS.get(table)
+    mesa = "bitop"
+    if alias == "mov" or alias == "not":
+        if srcs[1] == ZERO:
+            mesa, table, srcs = alias, 0, srcs[:1]
+    elif alias is not None:
+        mesa, table = alias, 0
+    operand = enc.operand
+    return (f"i {mesa} 1 {len(srcs)} 0 0 0 0 {int(ins.sat)} 0 0 {table} -1 {enc.dest(ins.dest)} "
+            + " ".join([operand(s) for s in srcs]))
+
+
+def _write_with_imm(attr):  # bfi, bfeil, extr: the mask in IMM
+    def write(enc, ins, preds):
+        if ins.dest is None:
+            return enc._instruction(ins, preds)
+        operand = enc.operand
+        return (f"i {ins.opcode.name} 1 {len(ins.srcs)} 0 0 0 0 {int(ins.sat)} 0 0 "
+                f"{ins.attrs[attr]} -1 {enc.dest(ins.dest)} "
+                + " ".join([operand(s) for s in ins.srcs]))
+    return write
+
+
+def _write_compare(conds):  # icmp, fcmp, icmpsel, fcmpsel
+    def write(enc, ins, preds):
+        a = ins.attrs
+        if ins.dest is None or "n" in a:
+            return enc._instruction(ins, preds)
+        operand = enc.operand
+        return (f"i {ins.opcode.name} 1 {len(ins.srcs)} {conds[a['cond']]} {a.get('inv', 0)} 0 0 "
+                f"{int(ins.sat)} 0 0 0 -1 {enc.dest(ins.dest)} "
+                + " ".join([operand(s) for s in ins.srcs]))
+    return write
+
+
+def _write_exec_branch(conds):  # if/else/while_icmp/fcmp
+    def write(enc, ins, preds):
+        a = ins.attrs
+        if ins.dest is not None or ins.dests:
+            return enc._instruction(ins, preds)
+        operand = enc.operand
+        return (f"i {ins.opcode.name} 0 {len(ins.srcs)} {conds[a['cond']]} {a.get('inv', 0)} "
+                f"{a['n']} 0 {int(ins.sat)} 0 0 0 -1 "
+                + " ".join([operand(s) for s in ins.srcs])).rstrip()
+    return write
+
+
+def _write_nested(enc, ins, preds):  # pop_exec, break
+    if ins.dest is not None or ins.dests:
+        return enc._instruction(ins, preds)
+    operand = enc.operand
+    return (f"i {BY_MODEL[ins.opcode.name].mesa} 0 {len(ins.srcs)} 0 0 {ins.attrs['n']} 0 "
+            f"{int(ins.sat)} 0 0 0 -1 " + " ".join([operand(s) for s in ins.srcs])).rstrip()
+
+
+def _write_push_exec(enc, ins, preds):  # Mesa's agx_push_exec: if_fcmp #0, #0, eq, n
+    if ins.dest is not None or ins.dests:
+        return enc._instruction(ins, preds)
+    return (f"i if_fcmp 0 2 {FLOAT_CONDS['eq']} 0 {ins.attrs['n']} 0 {int(ins.sat)} 0 0 0 -1 "
+            f"{IMMEDIATE}.0.0.0 {IMMEDIATE}.0.0.0")
+
+
+def _write_get_sr(enc, ins, preds):
+    if ins.dest is None or ins.srcs:
+        return enc._instruction(ins, preds)
+    return f"i get_sr 1 0 0 0 0 0 {int(ins.sat)} 0 0 {SR_THREAD_ID} -1 {enc.dest(ins.dest)}"
+
+
+def _write_jump(enc, ins, preds):  # jmp_exec_any, jmp_exec_none
+    if ins.dest is not None or ins.dests or "n" in ins.attrs:
+        return enc._instruction(ins, preds)
+    operand = enc.operand
+    return (f"i {ins.opcode.name} 0 {len(ins.srcs)} 0 0 0 0 {int(ins.sat)} 0 0 0 "
+            f"{enc.block_index[ins.blocks[0]]} "
+            + " ".join([operand(s) for s in ins.srcs])).rstrip()
+
+
+def _write_memory(enc, ins, preds):  # device_load, device_store
+    a = ins.attrs
+    dest = ins.dest
+    operand = enc.operand
+    spelled = " ".join([operand(s) for s in ins.srcs])
+    fields = f"0 0 0 {a['shift']} {int(ins.sat)} 1 {FORMATS[a['fmt']]} 0 -1"
+    if dest is None:
+        if ins.dests:
+            return enc._instruction(ins, preds)
+        return f"i {ins.opcode.name} 0 {len(ins.srcs)} {fields} {spelled}".rstrip()
+    return f"i {ins.opcode.name} 1 {len(ins.srcs)} {fields} {enc.dest(dest)} {spelled}"
+
+
+FAST_WRITERS = {
+    "mov_imm": _write_mov_imm, "export": _write_export,
+    "iadd": _write_shifted, "imad": _write_shifted,
+    **{name: _write_plain(BY_MODEL[name].mesa) for name in PLAIN},
+    "phi": _write_phi, "bitop": _write_bitop,
+    **{name: _write_with_imm("mask") for name in ("bfi", "bfeil", "extr")},
+    "icmp": _write_compare(INT_CONDS), "icmpsel": _write_compare(INT_CONDS),
+    "fcmp": _write_compare(FLOAT_CONDS), "fcmpsel": _write_compare(FLOAT_CONDS),
+    **{name: _write_exec_branch(FLOAT_CONDS if name in FLOAT_COND_OPS else INT_CONDS)
+       for name in COND_ROWS},
+    "pop_exec": _write_nested, "break": _write_nested, "push_exec": _write_push_exec,
+    "get_sr": _write_get_sr, "jmp_exec_any": _write_jump, "jmp_exec_none": _write_jump,
+    "device_load": _write_memory, "device_store": _write_memory,
+}
+
+
 def encode(fn: ir.Function, *, checked: bool = False) -> tuple[list[str], Names]:
     """The wire lines of `fn` and the numbering `decode` needs; raises Untranslatable."""
     if fn.level not in ("exec", "machine"):
@@ -271,32 +428,257 @@ def _token(token: str) -> tuple[int, int, int, int]:
     return kind, value, SIZE_BITS[size], mods
 
 
-# Mesa opcodes the decoder reads by its short path (no field but SAT, mov_imm's IMM,
-# iadd/imad's SHIFT, an export's slot, a phi's predecessors, a pseudo-bitop's table): the
-# model row of each
-SIMPLE_READBACK = {"fadd": "fadd", "fmul": "fmul", "fma": "ffma", "asr": "asr", "stop": "stop",
-                   "mov_imm": "mov_imm", "iadd": "iadd", "imad": "imad", "local_store": "export",
-                   "phi": "phi", **{op: "bitop" for op in BITOP_TABLES}}
+@lru_cache(maxsize=4096)
+def _constant_operand(token: str) -> ir.Operand:
+    """An immediate's or a register's operand: frozen and compared by value, so one object
+    serves every answer that reads it."""
+    kind, value, bits, mods = _token(token)
+    ref = ir.Immediate(value) if kind == IMMEDIATE else ir.Register(value, bits)
+    return ir.Operand(ref, bool(mods & 1), bool(mods & 2))
+
+
+def _constructors():
+    """An Operand of a reference and an Instruction of its fields, made as their dataclass
+    constructors make them (the same attributes, in the same order) but without a call
+    through the class: an answer makes one per instruction and per value, and the frozen
+    Operand's constructor (three `object.__setattr__` calls) costs three times as much.
+    Should `agxir.ir` give either class another field or a `__post_init__`, the classes
+    themselves are used (tests/fuzz/mesa/test_wire.py checks they agree)."""
+    new = object.__new__
+    operand_fields = [f.name for f in fields(ir.Operand)]
+    instruction_fields = [f.name for f in fields(ir.Instruction)]
+    fast = (operand_fields == ["ref", "abs", "neg"]
+            and instruction_fields == ["opcode", "dest", "srcs", "attrs", "blocks", "sat",
+                                       "dests"]
+            and not hasattr(ir.Operand, "__post_init__")
+            and not hasattr(ir.Instruction, "__post_init__"))
+    if not fast:
+        return ir.Operand, ir.Instruction
+
+    def operand(ref, abs_=False, neg=False, Operand=ir.Operand):  # noqa: N803
+        made = new(Operand)
+        state = made.__dict__  # frozen: its fields are set past __setattr__, as __init__ does
+        state["ref"] = ref
+        state["abs"] = abs_
+        state["neg"] = neg
+        return made
+
+    def instruction(opcode, dest, srcs, attrs, blocks, sat, Instruction=ir.Instruction):  # noqa: N803
+        made = new(Instruction)
+        made.opcode = opcode
+        made.dest = dest
+        made.srcs = srcs
+        made.attrs = attrs
+        made.blocks = blocks
+        made.sat = sat
+        made.dests = []
+        return made
+
+    return operand, instruction
+
+
+_operand, _make_instruction = _constructors()
 IMMEDIATE_ZERO = ir.Immediate(0)
-MODIFIED = (ir.Operand, lambda ref: ir.Operand(ref, True, False),
-            lambda ref: ir.Operand(ref, False, True), lambda ref: ir.Operand(ref, True, True))
+MODIFIED = (_operand, lambda ref: _operand(ref, True, False),
+            lambda ref: _operand(ref, False, True), lambda ref: _operand(ref, True, True))
+INT_COND_NAMES = {code: name for name, code in INT_CONDS.items()}
+FLOAT_COND_NAMES = {code: name for name, code in FLOAT_CONDS.items()}
+FORMAT_NAMES = {code: name for name, code in FORMATS.items()}
+Instruction = _make_instruction  # the readers' constructor (six fields, no dests)
+
+
+class _Tokens(dict):
+    """An answer's operand tokens, each read once (on the first lookup that misses) into
+    what it names, then shared: a token names one thing within one answer, and an Operand
+    is frozen. Looked up with `[]` from the decoder's loops, so a hit costs no call."""
+
+    def __init__(self, read) -> None:
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, token: str):
+        found = self[token] = self.read(token)
+        return found
+
+
+# The fast readers: a Mesa opcode's answer line (its tokens, the destination and sources
+# already read) as the model instruction, for the opcodes answers are mostly made of. Each
+# gives what `_Decoder._instruction`, the general reader, gives for the same line (tested),
+# and hands it the lines it does not read itself (a rare field, an error).
+
+def _read_plain(name):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        if row is None:
+            return dec._instruction(t, preds)
+        return Instruction(row, dest, srcs, {}, [], t[8] != "0")
+    return read
+
+
+def _read_mov_imm(dec, t, dest, srcs, preds):
+    row = dec.table.get("mov_imm")
+    if row is None:
+        return dec._instruction(t, preds)
+    return Instruction(row, dest, srcs, {"value": int(t[11])}, [], t[8] != "0")
+
+
+def _read_begin_cf(dec, t, dest, srcs, preds):
+    row = dec.table.get("mov_imm")
+    if row is None or dest is not None:
+        return dec._instruction(t, preds)
+    return Instruction(row, ir.R0L, srcs, {"value": 0}, [], t[8] != "0")
+
+
+def _read_shifted(name):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        if row is None or t[8] != "0":  # iadd.sat: uadd_sat, by the general reader
+            return dec._instruction(t, preds)
+        return Instruction(row, dest, srcs, {"shift": int(t[7])}, [], False)
+    return read
+
+
+def _read_pseudo_bitop(table):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get("bitop")
+        if row is None:
+            return dec._instruction(t, preds)
+        if len(srcs) == 1:
+            srcs.append(ZERO)
+        return Instruction(row, dest, srcs, {"tt": table}, [], t[8] != "0")
+    return read
+
+
+def _read_with_imm(name, attr):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        if row is None:
+            return dec._instruction(t, preds)
+        return Instruction(row, dest, srcs, {attr: int(t[11])}, [], t[8] != "0")
+    return read
+
+
+def _read_export(dec, t, dest, srcs, preds):
+    row = dec.table.get("export")
+    if row is None or len(srcs) != 3:
+        return dec._instruction(t, preds)
+    slot, index = srcs[1].ref, srcs[2].ref
+    if type(slot) is not ir.Immediate or type(index) is not ir.Immediate or index.bits:
+        return dec._instruction(t, preds)
+    return Instruction(row, dest, srcs[:1], {"slot": slot.bits}, [], t[8] != "0")
+
+
+def _read_phi(dec, t, dest, srcs, preds):
+    row = dec.table.get("phi")
+    if row is None:
+        return dec._instruction(t, preds)
+    return Instruction(row, dest, srcs, {}, list(preds), t[8] != "0")
+
+
+def _read_compare(name, conds, with_inv):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        cond = conds.get(int(t[4]))
+        if row is None or cond is None:
+            return dec._instruction(t, preds)
+        attrs = {"cond": cond, "inv": int(t[5])} if with_inv else {"cond": cond}
+        return Instruction(row, dest, srcs, attrs, [], t[8] != "0")
+    return read
+
+
+def _read_exec_branch(name, conds):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        cond = conds.get(int(t[4]))
+        if row is None or cond is None or name == "if_fcmp":  # maybe push_exec: general
+            return dec._instruction(t, preds)
+        return Instruction(row, dest, srcs, {"cond": cond, "inv": int(t[5]),
+                                             "n": int(t[6])}, [], t[8] != "0")
+    return read
+
+
+def _read_nested(name):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        if row is None:
+            return dec._instruction(t, preds)
+        if name == "pop_exec" and t[6] == "0":  # maybe a break (`_breaks`)
+            dec.pops = True
+        return Instruction(row, dest, srcs, {"n": int(t[6])}, [], t[8] != "0")
+    return read
+
+
+def _read_get_sr(dec, t, dest, srcs, preds):
+    row = dec.table.get("get_sr")
+    if row is None or t[11] != str(SR_THREAD_ID):
+        return dec._instruction(t, preds)
+    return Instruction(row, dest, srcs, {"sr": "thread_id"}, [], t[8] != "0")
+
+
+def _read_jump(name):
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        target = int(t[12])
+        if row is None or target < 0:
+            return dec._instruction(t, preds)
+        return Instruction(row, dest, srcs, {}, [dec.block(target)], t[8] != "0")
+    return read
+
+
+FAST_READERS = {
+    "fadd": _read_plain("fadd"), "fmul": _read_plain("fmul"), "fma": _read_plain("ffma"),
+    "asr": _read_plain("asr"), "stop": _read_plain("stop"),
+    "mov_imm": _read_mov_imm, "begin_cf": _read_begin_cf,
+    "iadd": _read_shifted("iadd"), "imad": _read_shifted("imad"),
+    **{op: _read_pseudo_bitop(table) for op, table in BITOP_TABLES.items()},
+    "bitop": _read_with_imm("bitop", "tt"),
+    **{op: _read_with_imm(op, "mask") for op in ("bfi", "bfeil", "extr")},
+    "local_store": _read_export, "phi": _read_phi,
+    "icmp": _read_compare("icmp", INT_COND_NAMES, True),
+    "fcmp": _read_compare("fcmp", FLOAT_COND_NAMES, True),
+    "icmpsel": _read_compare("icmpsel", INT_COND_NAMES, False),
+    "fcmpsel": _read_compare("fcmpsel", FLOAT_COND_NAMES, False),
+    **{op: _read_exec_branch(op, FLOAT_COND_NAMES if op in FLOAT_COND_OPS
+                             else INT_COND_NAMES) for op in COND_ROWS},
+    "pop_exec": _read_nested("pop_exec"), "break": _read_nested("break"),
+    "get_sr": _read_get_sr,
+    "jmp_exec_any": _read_jump("jmp_exec_any"), "jmp_exec_none": _read_jump("jmp_exec_none"),
+}
+# The Mesa opcodes read by a fast reader (the rest, and the lines a fast reader hands on:
+# the general reader)
+SIMPLE_READBACK = frozenset(FAST_READERS)
+
+
+_TABLES: dict[str, tuple[dict, dict]] = {}
+
+
+def _opcodes_for_level(level: str) -> dict:
+    """`opcodes_for_level(level)`, made once per level while the opcode table stays as it was
+    (a test may patch a row in)."""
+    cached = _TABLES.get(level)
+    if cached is None or cached[0] != OPCODES:
+        cached = _TABLES[level] = (dict(OPCODES), opcodes_for_level(level))
+    return cached[1]
 
 
 class _Decoder:
     def __init__(self, names: Names, level: str) -> None:
         self.names = names
         self.level = level
-        self.table = opcodes_for_level(level)
+        self.table = _opcodes_for_level(level)
         self.values: dict[int, ir.Value] = {}
         self.blocks: dict[int, ir.Block] = {}
-        self.srcs: dict[str, ir.Operand] = {}
-        self.dests: dict[str, object] = {}
+        self.srcs = _Tokens(self._src)
+        self.dests = _Tokens(self._dest)
+        self.pops = False  # a pop_exec read: agx_lower_pseudo's breaks to read back
+        self.readers = FAST_READERS  # ({}: every line by the general reader, as tests do)
 
     def block(self, index: int) -> ir.Block:
-        if index not in self.blocks:
-            self.blocks[index] = ir.Block(self.names.blocks.get(index, f"b{index}"),
-                                          logical_successors=[])
-        return self.blocks[index]
+        found = self.blocks.get(index)
+        if found is None:
+            found = self.blocks[index] = ir.Block(self.names.blocks.get(index, f"b{index}"),
+                                                  logical_successors=[])
+        return found
 
     def value(self, index: int, size: int) -> ir.Value:
         if index not in self.values:
@@ -319,84 +701,68 @@ class _Decoder:
             raise WireError(f"operand kind {kind} (value {value}) has no model spelling")
         return ref if as_dest else ir.Operand(ref, bool(mods & 1), bool(mods & 2))
 
-    def src(self, token: str) -> ir.Operand:
-        """The operand a source token reads: made once per token and shared (an Operand is
-        frozen, and a token names one value within one answer). A value's, the commonest,
-        is made here directly."""
-        found = self.srcs.get(token)
-        if found is not None:
-            return found
+    def _seed(self) -> None:
+        """Every value of the input made at once, under its destination token and its
+        unmodified source token (an answer reads most of them): what reading them one by
+        one would make, without a miss per token. A value Mesa made is read as it comes."""
+        values, srcs, dests = self.values, self.srcs, self.dests
+        known = self.names.values
+        tokens = _value_tokens(len(known))[1]
+        for index, source in known.items():
+            if index in values:
+                continue
+            value = values[index] = ir.Value(source.name, source.size)
+            token = tokens[source.size][index]
+            dests[token] = value
+            srcs[token] = _operand(value)
+
+    def _src(self, token: str) -> ir.Operand:
         kind, value, bits, mods = _token(token)
-        if kind == NORMAL:
+        if kind == NORMAL:  # the commonest: a value's, made here directly
             ref = self.values.get(value)
             if ref is None:
                 ref = self.value(value, bits)
-            found = MODIFIED[mods](ref) if mods else ir.Operand(ref)
-        else:
-            found = self.ref(token)
-        self.srcs[token] = found
+            return MODIFIED[mods](ref)
+        if kind == IMMEDIATE or kind == REGISTER:  # values, not objects: shared by answers
+            return _constant_operand(token)
+        return self.ref(token)
+
+    def _dest(self, token: str):
+        kind, value, bits, mods = _token(token)
+        if kind != NORMAL:
+            return self.ref(token, as_dest=True)
+        found = self.values.get(value)
+        if found is None:  # self.value(value, bits), inline
+            known = self.names.values.get(value)
+            found = self.values[value] = ir.Value(
+                known.name if known is not None and known.size == bits else f"m{value}", bits)
+            if not mods and token not in self.srcs:  # its reads' operand, made now
+                self.srcs[token] = _operand(found)
         return found
+
+    def src(self, token: str) -> ir.Operand:
+        """The operand a source token reads, made once per token and shared."""
+        return self.srcs[token]
 
     def dest(self, token: str):
-        found = self.dests.get(token)
-        if found is None:
-            kind, value, bits, mods = _token(token)
-            if kind == NORMAL:  # the commonest: a value, made here directly
-                found = self.values.get(value) or self.value(value, bits)
-            else:
-                found = self.ref(token, as_dest=True)
-            self.dests[token] = found
-        return found
-
-    def _row(self, name: str, op: str, ndests: int):
-        row = self.table.get(name)
-        if row is None:
-            raise WireError(f"{name} is not a {self.level}-level opcode")
-        if ndests > 1:
-            raise WireError(f"{op} with {ndests} destinations")
-        return row
+        """What a destination token writes, made once per token."""
+        return self.dests[token]
 
     def instruction(self, tokens: list[str], preds: list[ir.Block]) -> ir.Instruction:
-        """The model instruction of one answer line: the commonest Mesa opcodes directly,
-        the rest by `_instruction` (the same instruction either way)."""
-        op = tokens[1]
-        name = SIMPLE_READBACK.get(op)
-        if name is None:
+        """The model instruction of one answer line: the commonest Mesa opcodes by their
+        fast readers, the rest by `_instruction` (the same instruction either way). The
+        decoding loop (`decode`) does the same inline."""
+        fast = self.readers.get(tokens[1])
+        if fast is None:
             return self._instruction(tokens, preds)
-        nd, ns = int(tokens[2]), int(tokens[3])
-        end = 13 + nd
-        src = self.src
-        srcs = [src(token) for token in tokens[end:end + ns]]
-        if nd:
-            dest = self.dests.get(tokens[13])
-            if dest is None:
-                dest = self.dest(tokens[13])
-        else:
-            dest = None
-        sat = tokens[8] != "0"
-        blocks: list[ir.Block] = []
-        if op == "mov_imm":
-            attrs: dict[str, int | str] = {"value": int(tokens[11])}
-        elif name == "iadd" or name == "imad":
-            if sat:
-                return self._instruction(tokens, preds)
-            attrs = {"shift": int(tokens[7])}
-        elif name == "bitop":
-            attrs = {"tt": BITOP_TABLES[op]}
-            if len(srcs) == 1:
-                srcs.append(ZERO)
-        elif name == "export":
-            if ns != 3:
-                return self._instruction(tokens, preds)
-            slot, index = srcs[1].ref, srcs[2].ref
-            if type(slot) is not ir.Immediate or index != IMMEDIATE_ZERO:
-                raise WireError("local_store that is not an export (slot and index immediates)")
-            attrs, srcs = {"slot": slot.bits}, srcs[:1]
-        elif name == "phi":
-            attrs, blocks = {}, list(preds)
-        else:
-            attrs = {}
-        return ir.Instruction(self._row(name, op, nd), dest, srcs, attrs, blocks, sat)
+        nd, ns, srcs = tokens[2], int(tokens[3]), self.srcs
+        if nd == "1":
+            return fast(self, tokens, self.dests[tokens[13]],
+                        [srcs[token] for token in tokens[14:14 + ns]], preds)
+        if nd == "0":
+            return fast(self, tokens, None, [srcs[token] for token in tokens[13:13 + ns]],
+                        preds)
+        return self._instruction(tokens, preds)
 
     def _instruction(self, tokens: list[str], preds: list[ir.Block]) -> ir.Instruction:
         op = tokens[1]
@@ -459,6 +825,7 @@ class _Decoder:
                 attrs["inv"] = inv
         elif op in ("pop_exec", "break"):
             attrs["n"] = nest
+            self.pops |= op == "pop_exec" and not nest
         elif op in ("jmp_exec_any", "jmp_exec_none"):
             if target < 0:
                 raise WireError(f"{op} without a target")
@@ -483,39 +850,55 @@ class _Decoder:
         source = self.names.function
         fn = ir.Function(source.name if source else "mesa",
                          list(source.uniforms) if source else [], [], self.level)
-        pending: list[tuple[ir.Block, list[int], list[list[str]]]] = []
         live_in: dict[str, list[str]] = {}
         live_out: dict[str, list[str]] = {}
-        current = None
+        instructions: list[ir.Instruction] | None = None
+        preds: list[ir.Block] = []
+        general, readers, srcs, dests = self._instruction, self.readers, self.srcs, self.dests
+        self._seed()
+        block = self.block
         for line in lines:
             tokens = line.split()
-            if not tokens or tokens[0] == "shader":
+            if not tokens:
                 continue
-            if tokens[0] == "i":
-                if current is None:
+            head = tokens[0]
+            if head == "i":
+                if instructions is None:
                     raise WireError("an instruction before any block")
-                current[2].append(tokens)
-            elif tokens[0] == "block":
+                # self.instruction(tokens, preds), inline
+                fast = readers.get(tokens[1])
+                nd = tokens[2]
+                if fast is None:
+                    instructions.append(general(tokens, preds))
+                elif nd == "1":
+                    instructions.append(fast(
+                        self, tokens, dests[tokens[13]],
+                        [srcs[token] for token in tokens[14:14 + int(tokens[3])]], preds))
+                elif nd == "0":
+                    instructions.append(fast(
+                        self, tokens, None,
+                        [srcs[token] for token in tokens[13:13 + int(tokens[3])]], preds))
+                else:
+                    instructions.append(general(tokens, preds))
+            elif head == "block":
                 index, s0, s1, npreds = map(int, tokens[1:5])
-                block = self.block(index)
-                block.logical_successors = [self.block(s) for s in (s0, s1) if s >= 0]
-                current = (block, [int(p) for p in tokens[5:5 + npreds]], [])
-                pending.append(current)
-                fn.blocks.append(block)
-            elif tokens[0] == "demand":
+                current = block(index)
+                current.logical_successors = [block(s) for s in (s0, s1) if s >= 0]
+                preds = [block(int(p)) for p in tokens[5:5 + npreds]]
+                instructions = current.instructions
+                fn.blocks.append(current)
+            elif head == "demand":
                 fn.notes["demand"], fn.notes["bound"] = int(tokens[1]), int(tokens[2])
-            elif tokens[0] == "live":
-                block = self.block(int(tokens[1]))
+            elif head == "live":
+                named = block(int(tokens[1])).name
                 split = tokens.index("out")
                 ins_, outs = tokens[3:split], tokens[split + 1:]
-                live_in[block.name] = [self._live_name(int(v)) for v in ins_]
-                live_out[block.name] = [self._live_name(int(v)) for v in outs]
-        instruction = self.instruction
-        for block, preds, instructions in pending:
-            pred_blocks = [self.block(p) for p in preds]
-            block.instructions = [instruction(t, pred_blocks) for t in instructions]
-            if any(t[1] == "pop_exec" for t in instructions):
-                block.instructions = self._breaks(block.instructions)
+                live_in[named] = [self._live_name(int(v)) for v in ins_]
+                live_out[named] = [self._live_name(int(v)) for v in outs]
+        if self.pops:
+            for current in fn.blocks:
+                if any(ins.name == "pop_exec" for ins in current.instructions):
+                    current.instructions = self._breaks(current.instructions)
         liveness = Liveness(live_in, live_out) if live_in or live_out else None
         return fn, liveness
 

@@ -23,15 +23,38 @@
 
 #include "bridge.h"
 
+/* Mesa's opcode names, sorted once for a binary search (the worker looks one
+ * up per instruction) */
+static struct opcode_name {
+   const char *name;
+   int op;
+} opcode_names[AGX_NUM_OPCODES];
+static unsigned num_opcode_names;
+
+static int
+compare_opcode_names(const void *a, const void *b)
+{
+   return strcmp(((const struct opcode_name *)a)->name,
+                 ((const struct opcode_name *)b)->name);
+}
+
 static int
 opcode_by_name(const char *name)
 {
-   for (unsigned op = 0; op < AGX_NUM_OPCODES; ++op) {
-      if (agx_opcodes_info[op].name &&
-          strcmp(agx_opcodes_info[op].name, name) == 0)
-         return op;
+   if (!num_opcode_names) {
+      for (unsigned op = 0; op < AGX_NUM_OPCODES; ++op) {
+         if (agx_opcodes_info[op].name)
+            opcode_names[num_opcode_names++] =
+               (struct opcode_name){agx_opcodes_info[op].name, (int)op};
+      }
+      qsort(opcode_names, num_opcode_names, sizeof(opcode_names[0]),
+            compare_opcode_names);
    }
-   return -1;
+   struct opcode_name key = {name, 0};
+   const struct opcode_name *found =
+      bsearch(&key, opcode_names, num_opcode_names, sizeof(opcode_names[0]),
+              compare_opcode_names);
+   return found ? found->op : -1;
 }
 
 static bool
@@ -40,13 +63,75 @@ takes_target(enum agx_opcode op)
    return (agx_opcodes_info[op].immediates & AGX_IMMEDIATE_TARGET) != 0;
 }
 
+/* The line form's fields, read by hand (sscanf was most of a request's cost):
+ * each skips the spaces before it and must end at a space, a '.' where one
+ * follows, or the line's end */
 static bool
-read_index(const char *tok, agx_index *out)
+read_u64(const char **p, unsigned long long *out)
 {
-   unsigned type, value, size, mods;
-   if (sscanf(tok, "%u.%u.%u.%u", &type, &value, &size, &mods) != 4)
+   const char *s = *p;
+   while (*s == ' ')
+      s++;
+   if (*s < '0' || *s > '9')
       return false;
-   if (type > AGX_INDEX_UNDEF || size > AGX_SIZE_64 || value >= (1u << 22))
+   unsigned long long v = 0;
+   for (; *s >= '0' && *s <= '9'; ++s) {
+      unsigned digit = *s - '0';
+      if (v > (~0ull - digit) / 10)
+         return false; /* more than 64 bits */
+      v = v * 10 + digit;
+   }
+   *out = v;
+   *p = s;
+   return true;
+}
+
+static bool
+read_field_end(const char *s)
+{
+   return *s == ' ' || *s == 0;
+}
+
+static bool
+read_unsigned(const char **p, unsigned *out)
+{
+   unsigned long long v;
+   if (!read_u64(p, &v) || v > 0xffffffffull || !read_field_end(*p))
+      return false;
+   *out = (unsigned)v;
+   return true;
+}
+
+static bool
+read_int(const char **p, int *out)
+{
+   const char *s = *p;
+   while (*s == ' ')
+      s++;
+   bool negative = *s == '-';
+   unsigned long long v;
+   s += negative;
+   if (!read_u64(&s, &v) || v > 0x7fffffffull || !read_field_end(s))
+      return false;
+   *out = negative ? -(int)v : (int)v;
+   *p = s;
+   return true;
+}
+
+static bool
+read_index(const char **p, agx_index *out)
+{
+   unsigned long long f[4];
+   const char *s = *p;
+   for (unsigned k = 0; k < 4; ++k) {
+      if (!read_u64(&s, &f[k]) || (k < 3 ? *s++ != '.' : !read_field_end(s)))
+         return false;
+      if (k < 3 && (*s < '0' || *s > '9'))
+         return false;
+   }
+   unsigned type = f[0], value = f[1], size = f[2], mods = f[3];
+   if (f[0] > AGX_INDEX_UNDEF || f[2] > AGX_SIZE_64 || f[1] >= (1u << 22) ||
+       f[3] > 3)
       return false;
    *out = (agx_index){
       .type = type,
@@ -55,6 +140,7 @@ read_index(const char *tok, agx_index *out)
       .abs = mods & 1,
       .neg = (mods >> 1) & 1,
    };
+   *p = s;
    return true;
 }
 
@@ -94,26 +180,23 @@ bridge_read_shader(void *memctx, char **lines, unsigned nlines,
    for (l = 1; l < nlines; ++l) {
       char *line = lines[l];
       if (strncmp(line, "block ", 6) == 0) {
-         int index, s0, s1, npreds, off = 0, n = 0;
-         if (sscanf(line, "block %d %d %d %d%n", &index, &s0, &s1, &npreds,
-                    &off) != 4 ||
-             index < 0 || (unsigned)index >= nblocks || s0 >= (int)nblocks ||
-             s1 >= (int)nblocks) {
+         const char *p = line + 5;
+         int index, s0, s1, npreds;
+         if (!read_int(&p, &index) || !read_int(&p, &s0) || !read_int(&p, &s1) ||
+             !read_int(&p, &npreds) || index < 0 || (unsigned)index >= nblocks ||
+             s0 >= (int)nblocks || s1 >= (int)nblocks) {
             *error = "malformed block line";
             return NULL;
          }
          current = blocks[index];
          current->successors[0] = s0 >= 0 ? blocks[s0] : NULL;
          current->successors[1] = s1 >= 0 ? blocks[s1] : NULL;
-         char *p = line + off;
          for (int k = 0; k < npreds; ++k) {
             int pred;
-            if (sscanf(p, " %d%n", &pred, &n) != 1 || pred < 0 ||
-                (unsigned)pred >= nblocks) {
+            if (!read_int(&p, &pred) || pred < 0 || (unsigned)pred >= nblocks) {
                *error = "malformed predecessor list";
                return NULL;
             }
-            p += n;
             util_dynarray_append(&current->predecessors, agx_block *,
                                  blocks[pred]);
             /* Mesa's invariant (agx_validate): a block with a predecessor
@@ -125,11 +208,23 @@ bridge_read_shader(void *memctx, char **lines, unsigned nlines,
          char name[64];
          unsigned nd, ns, cond, inv, nest, shift, sat, mask, format;
          unsigned long long imm;
-         int target, off = 0, n = 0;
-         if (!current ||
-             sscanf(line, "i %63s %u %u %u %u %u %u %u %u %u %llu %d%n", name,
-                    &nd, &ns, &cond, &inv, &nest, &shift, &sat, &mask, &format,
-                    &imm, &target, &off) != 12 ||
+         int target;
+         const char *p = line + 2, *start;
+         while (*p == ' ')
+            p++;
+         for (start = p; *p && *p != ' '; ++p)
+            ;
+         bool named = p > start && p - start < (long)sizeof(name);
+         if (named) {
+            memcpy(name, start, p - start);
+            name[p - start] = 0;
+         }
+         if (!current || !named || !read_unsigned(&p, &nd) ||
+             !read_unsigned(&p, &ns) || !read_unsigned(&p, &cond) ||
+             !read_unsigned(&p, &inv) || !read_unsigned(&p, &nest) ||
+             !read_unsigned(&p, &shift) || !read_unsigned(&p, &sat) ||
+             !read_unsigned(&p, &mask) || !read_unsigned(&p, &format) ||
+             !read_u64(&p, &imm) || !read_field_end(p) || !read_int(&p, &target) ||
              nd > 255 || ns > 255 || target >= (int)nblocks) {
             *error = "malformed instruction line";
             return NULL;
@@ -153,15 +248,12 @@ bridge_read_shader(void *memctx, char **lines, unsigned nlines,
             I->target = target >= 0 ? blocks[target] : NULL;
          else
             I->imm = pcopy ? PCOPY_MARK : imm;
-         char *p = line + off;
-         char tok[64];
          for (unsigned k = 0; k < nd + ns; ++k) {
             agx_index idx;
-            if (sscanf(p, " %63s%n", tok, &n) != 1 || !read_index(tok, &idx)) {
+            if (!read_index(&p, &idx)) {
                *error = "malformed operand";
                return NULL;
             }
-            p += n;
             if (k < nd)
                I->dest[k] = idx;
             else
@@ -179,11 +271,46 @@ bridge_read_shader(void *memctx, char **lines, unsigned nlines,
    return ctx;
 }
 
-static void
-write_index(FILE *fp, agx_index idx)
+/* Decimal digits of v, written backwards from `end`; returns the first */
+static char *
+put_u64(char *end, unsigned long long v)
 {
-   fprintf(fp, " %u.%u.%u.%u", idx.type, idx.value, idx.size,
-           (unsigned)idx.abs | ((unsigned)idx.neg << 1));
+   do {
+      *--end = '0' + v % 10;
+      v /= 10;
+   } while (v);
+   return end;
+}
+
+/* ` TYPE.VALUE.SIZE.MODS` at p; returns the end */
+static char *
+put_index(char *p, agx_index idx)
+{
+   char digits[24], *d;
+   *p++ = ' ';
+   *p++ = '0' + idx.type; /* types and sizes are single digits */
+   *p++ = '.';
+   d = put_u64(digits + sizeof(digits), idx.value);
+   memcpy(p, d, digits + sizeof(digits) - d);
+   p += digits + sizeof(digits) - d;
+   *p++ = '.';
+   *p++ = '0' + idx.size;
+   *p++ = '.';
+   *p++ = '0' + ((unsigned)idx.abs | ((unsigned)idx.neg << 1));
+   return p;
+}
+
+/* ` N` at p, N signed; returns the end */
+static char *
+put_num(char *p, long long v)
+{
+   char digits[24], *d = put_u64(digits + sizeof(digits),
+                                 v < 0 ? -(unsigned long long)v : (unsigned long long)v);
+   *p++ = ' ';
+   if (v < 0)
+      *p++ = '-';
+   memcpy(p, d, digits + sizeof(digits) - d);
+   return p + (digits + sizeof(digits) - d);
 }
 
 static void
@@ -195,16 +322,40 @@ write_instr(FILE *fp, const agx_instr *I)
       target = I->target ? (long)I->target->index : -1;
    else
       imm = I->imm;
-   fprintf(fp, "i %s %u %u %u %u %u %u %u %u %u %llu %ld",
-           bridge_is_pcopy(I) ? "parallel_copy" : agx_opcodes_info[I->op].name, I->nr_dests, I->nr_srcs,
-           (unsigned)I->icond, (unsigned)I->invert_cond, I->nest,
-           (unsigned)I->shift, (unsigned)I->saturate, (unsigned)I->mask,
-           (unsigned)I->format, imm, target);
+   /* the line is built in one buffer, written at once: the fields, then each
+    * index at most 1 + 1 + 1 + 7 + 1 + 1 + 1 + 1 characters */
+   char small[1024];
+   size_t need = 256 + 16 * ((size_t)I->nr_dests + I->nr_srcs);
+   char *line = need <= sizeof(small) ? small : malloc(need), *p = line;
+   const char *name =
+      bridge_is_pcopy(I) ? "parallel_copy" : agx_opcodes_info[I->op].name;
+   size_t n = strlen(name);
+   *p++ = 'i';
+   *p++ = ' ';
+   memcpy(p, name, n);
+   p += n;
+   p = put_num(p, I->nr_dests);
+   p = put_num(p, I->nr_srcs);
+   p = put_num(p, I->icond);
+   p = put_num(p, I->invert_cond);
+   p = put_num(p, I->nest);
+   p = put_num(p, I->shift);
+   p = put_num(p, I->saturate);
+   p = put_num(p, I->mask);
+   p = put_num(p, I->format);
+   *p++ = ' ';
+   char digits[24], *d = put_u64(digits + sizeof(digits), imm);
+   memcpy(p, d, digits + sizeof(digits) - d);
+   p += digits + sizeof(digits) - d;
+   p = put_num(p, target);
    agx_foreach_dest(I, d)
-      write_index(fp, I->dest[d]);
+      p = put_index(p, I->dest[d]);
    agx_foreach_src(I, s)
-      write_index(fp, I->src[s]);
-   fputc('\n', fp);
+      p = put_index(p, I->src[s]);
+   *p++ = '\n';
+   fwrite(line, 1, p - line, fp);
+   if (line != small)
+      free(line);
 }
 
 static void

@@ -109,3 +109,21 @@ def test_many_requests_outlast_a_worker(client):
     for _ in range(300):
         assert client.request(["optimizer"], SMALL).lines[-1].startswith("i stop")
     assert client.restarts == 0
+
+
+def test_requests_sent_at_once_are_each_answered(client):
+    """The worker reads the requests itself, ahead of the one it serves; one that dies takes
+    nothing of the ones after it (what it read is in memory it shares with the bridge), and
+    a line outside any request is refused, not a crash."""
+    assert client.request([], SMALL).status == "ok"
+    requests = (("", SMALL), ("ra", MISMATCHED_PHI), ("optimizer", SMALL), ("ra", MISMATCHED_PHI),
+                ("", SMALL))
+    text = "".join(f"request 20000\npasses {passes}\n" + "\n".join(shader) + "\nend\n"
+                   for passes, shader in requests) + "hello\n" + (
+        "request 20000\npasses\n" + "\n".join(SMALL) + "\nend\n")
+    client.process.stdin.write(text.encode())
+    heads = [client._read_answer(20.0)[0] for _ in range(7)]
+    assert heads == ["ok", "crash signal 6", "ok", "crash signal 6", "ok",
+                     "error expected `request TIMEOUT_MS`", "ok"]
+    assert client.request([], SMALL).status == "ok"
+    assert client.restarts == 0
