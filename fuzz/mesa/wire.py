@@ -440,8 +440,8 @@ def _constant_operand(token: str) -> ir.Operand:
 def _constructors():
     """An Operand of a reference and an Instruction of its fields, made as their dataclass
     constructors make them (the same attributes, in the same order) but without a call
-    through the class: an answer makes one per instruction and per value, and the frozen
-    Operand's constructor (three `object.__setattr__` calls) costs three times as much.
+    through the class (its argument tuple and `__init__` frame): an answer makes one per
+    value and per instruction.
     Should `agxir.ir` give either class another field or a `__post_init__`, the classes
     themselves are used (tests/fuzz/mesa/test_wire.py checks they agree)."""
     new = object.__new__
@@ -455,12 +455,14 @@ def _constructors():
     if not fast:
         return ir.Operand, ir.Instruction
 
-    def operand(ref, abs_=False, neg=False, Operand=ir.Operand):  # noqa: N803
+    def operand(ref, abs_=False, neg=False, Operand=ir.Operand,  # noqa: N803
+                set_field=object.__setattr__):
         made = new(Operand)
-        state = made.__dict__  # frozen: its fields are set past __setattr__, as __init__ does
-        state["ref"] = ref
-        state["abs"] = abs_
-        state["neg"] = neg
+        # frozen: fields set past its __setattr__, as its __init__ does (not through
+        # `__dict__`, which would make the instance a dict of its own for the collector)
+        set_field(made, "ref", ref)
+        set_field(made, "abs", abs_)
+        set_field(made, "neg", neg)
         return made
 
     def instruction(opcode, dest, srcs, attrs, blocks, sat, Instruction=ir.Instruction):  # noqa: N803
@@ -927,4 +929,10 @@ class _Decoder:
 def decode(lines: list[str], names: Names, level: str) -> tuple[ir.Function, Liveness | None]:
     """Mesa's answer (the lines between `ok` and `end`) as a Function of `level`, and the
     live sets when the request ran `liveness`; raises WireError."""
-    return _Decoder(names, level).decode(lines)
+    decoder = _Decoder(names, level)
+    try:
+        return decoder.decode(lines)
+    finally:
+        # its token tables read through the decoder's own methods: a cycle, undone so the
+        # decoder goes when it returns (by its reference count, not the collector)
+        decoder.srcs.read = decoder.dests.read = None
