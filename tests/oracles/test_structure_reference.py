@@ -66,6 +66,24 @@ def test_agrees_with_lower_cf_on_generated_programs(fn):
     assert_agree(fn)
 
 
+def test_the_generated_cfgs_hold_each_kind_of_decline_and_structured_ones():
+    """The agreement above is only worth the shapes it sees: the generator's CFGs (200, a
+    fixed seed) include structurable ones, irreducible ones, unstructured if/else sides
+    and loops with several exits."""
+    import random
+
+    from fuzz.generate import ChoiceSource, Features, generate_cfg, shape_function
+
+    rng, kinds = random.Random(0), set()
+    for _ in range(200):
+        data = bytes(rng.randrange(256) for _ in range(12 * 24))
+        shape = generate_cfg(ChoiceSource.from_bytes(data), Features.all_on(irreducible=True))
+        reason = unstructurable_reason(shape_function(shape)) or "structurable"
+        kinds.update(k for k in ("structurable", "irreducible", "is entered both",
+                                 "exits to several") if k in reason)
+    assert kinds == {"structurable", "irreducible", "is entered both", "exits to several"}
+
+
 @st.composite
 def small_graphs(draw, max_blocks: int = 7):
     """Any CFG of a few blocks: each block stops, jumps or branches to two different blocks
