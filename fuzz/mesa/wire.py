@@ -85,6 +85,16 @@ PLAIN_FIELDS = ("0 0 0 0 0 0 0 0 -1", "0 0 0 0 1 0 0 0 -1")
 PLAIN = frozenset({"fadd", "fmul", "ffma", "asr", "stop"})
 
 
+class _Prefixes(dict):
+    """An encoding's operand tokens before their MODS digit, by what they name: the
+    function's values and uniforms from the start, a register's or an immediate's made on
+    its first use (`dict.__missing__`), anything else refused (Untranslatable)."""
+
+    def __missing__(self, ref) -> str:
+        found = self[ref] = _Encoder._prefix(ref)
+        return found
+
+
 class _Encoder:
     def __init__(self, fn: ir.Function) -> None:
         self.fn = fn
@@ -92,7 +102,7 @@ class _Encoder:
         self.block_index = {block: i for i, block in enumerate(fn.blocks)}
         self.uniform_half: dict[ir.Uniform, int] = {}
         # wire tokens without their MODS digit, one per value/uniform/register/immediate
-        self.prefix: dict[object, str] = {}
+        self.prefix: dict[object, str] = _Prefixes()
         half = 0
         for uniform in fn.uniforms:
             align = uniform.size // 16
@@ -100,24 +110,23 @@ class _Encoder:
             self.uniform_half[uniform] = half
             self.prefix[uniform] = f"{UNIFORM}.{half}.{SIZE_CODE[uniform.size]}."
             half += align
-        index = self.value_index
-        prefix = self.prefix
-        prefixes = _value_tokens(fn.instruction_count())[0]
-        for block in fn.blocks:
-            for ins in block.instructions:
-                value = ins.dest
-                if type(value) is ir.Value and value not in index:
-                    prefix[value] = prefixes[value.size][len(index)]
-                    index[value] = len(index)
+        # the values numbered in the order they are defined
+        defined = dict.fromkeys([ins.dest for block in fn.blocks for ins in block.instructions
+                                 if type(ins.dest) is ir.Value])
+        prefixes = _value_tokens(len(defined))[0]
+        self.value_index = {value: n for n, value in enumerate(defined)}
+        self.prefix.update({value: prefixes[value.size][n] for n, value in enumerate(defined)})
 
     def operand(self, src: ir.Operand) -> str:
-        ref = src.ref
-        found = self.prefix.get(ref)
-        if found is None:
-            found = self.prefix[ref] = self._prefix(ref)
-        return found + MODS[src.abs | src.neg << 1]
+        return self.prefix[src.ref] + MODS[src.abs | src.neg << 1]
 
-    def _prefix(self, ref) -> str:
+    def spell(self, srcs) -> str:
+        """The tokens of `srcs`, space-separated."""
+        prefix = self.prefix
+        return " ".join([prefix[src.ref] + MODS[src.abs | src.neg << 1] for src in srcs])
+
+    @staticmethod
+    def _prefix(ref) -> str:
         if isinstance(ref, ir.Value):
             raise Untranslatable(f"%{ref.name} is used but never defined")
         if isinstance(ref, ir.Uniform):
@@ -226,7 +235,7 @@ class _Encoder:
         preds = self.predecessors()
         lines = [f"shader {len(self.fn.blocks)} {len(self.value_index)}"]
         block_index = self.block_index
-        instruction = self.instruction
+        writers, general = FAST_WRITERS, _Encoder._instruction
         for block in self.fn.blocks:
             succs = [block_index[s] for s in block.successors]
             if len(succs) > 2:
@@ -236,7 +245,9 @@ class _Encoder:
             lines.append(f"block {block_index[block]} {succs[0]} {succs[1]} "
                          f"{len(block_preds)}" + "".join(f" {block_index[p]}"
                                                          for p in block_preds))
-            lines.extend([instruction(ins, block_preds) for ins in block.instructions])
+            # self.instruction(ins, block_preds), its dispatch inline
+            lines.extend([writers.get(ins.opcode.name, general)(self, ins, block_preds)
+                          for ins in block.instructions])
         return lines
 
 
@@ -264,16 +275,14 @@ def _write_shifted(enc, ins, preds):  # iadd, imad
     dest = ins.dest
     if type(dest) is not ir.Value:
         return enc._instruction(ins, preds)
-    operand = enc.operand
     return (f"i {ins.opcode.name} 1 {len(ins.srcs)} 0 0 0 {ins.attrs['shift']} {int(ins.sat)} "
-            f"0 0 0 -1 {enc.prefix[dest]}0 " + " ".join([operand(s) for s in ins.srcs]))
+            f"0 0 0 -1 {enc.prefix[dest]}0 {enc.spell(ins.srcs)}")
 
 
 def _write_plain(mesa):
     def write(enc, ins, preds):
         dest = ins.dest
-        operand = enc.operand
-        spelled = " ".join([operand(s) for s in ins.srcs])
+        spelled = enc.spell(ins.srcs)
         if dest is None:
             return f"i {mesa} 0 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} {spelled}".rstrip()
         return f"i {mesa} 1 {len(ins.srcs)} {PLAIN_FIELDS[ins.sat]} {enc.dest(dest)} {spelled}"
@@ -284,8 +293,7 @@ def _write_phi(enc, ins, preds):
     if ins.dest is None or ins.attrs:
         return enc._instruction(ins, preds)
     by_block = dict(zip(map(id, ins.blocks), ins.srcs, strict=False))
-    operand = enc.operand
-    spelled = " ".join([operand(by_block[id(pred)]) for pred in preds])
+    spelled = enc.spell([by_block[id(pred)] for pred in preds])
     return (f"i phi 1 {len(preds)} 0 0 0 0 {int(ins.sat)} 0 0 0 -1 {enc.dest(ins.dest)} "
             f"{spelled}").rstrip()
 
@@ -302,19 +310,16 @@ def _write_bitop(enc, ins, preds):
             mesa, table, srcs = alias, 0, srcs[:1]
     elif alias is not None:
         mesa, table = alias, 0
-    operand = enc.operand
     return (f"i {mesa} 1 {len(srcs)} 0 0 0 0 {int(ins.sat)} 0 0 {table} -1 {enc.dest(ins.dest)} "
-            + " ".join([operand(s) for s in srcs]))
+            + enc.spell(srcs))
 
 
 def _write_with_imm(attr):  # bfi, bfeil, extr: the mask in IMM
     def write(enc, ins, preds):
         if ins.dest is None:
             return enc._instruction(ins, preds)
-        operand = enc.operand
         return (f"i {ins.opcode.name} 1 {len(ins.srcs)} 0 0 0 0 {int(ins.sat)} 0 0 "
-                f"{ins.attrs[attr]} -1 {enc.dest(ins.dest)} "
-                + " ".join([operand(s) for s in ins.srcs]))
+                f"{ins.attrs[attr]} -1 {enc.dest(ins.dest)} {enc.spell(ins.srcs)}")
     return write
 
 
@@ -323,10 +328,8 @@ def _write_compare(conds):  # icmp, fcmp, icmpsel, fcmpsel
         a = ins.attrs
         if ins.dest is None or "n" in a:
             return enc._instruction(ins, preds)
-        operand = enc.operand
         return (f"i {ins.opcode.name} 1 {len(ins.srcs)} {conds[a['cond']]} {a.get('inv', 0)} 0 0 "
-                f"{int(ins.sat)} 0 0 0 -1 {enc.dest(ins.dest)} "
-                + " ".join([operand(s) for s in ins.srcs]))
+                f"{int(ins.sat)} 0 0 0 -1 {enc.dest(ins.dest)} {enc.spell(ins.srcs)}")
     return write
 
 
@@ -335,19 +338,16 @@ def _write_exec_branch(conds):  # if/else/while_icmp/fcmp
         a = ins.attrs
         if ins.dest is not None or ins.dests:
             return enc._instruction(ins, preds)
-        operand = enc.operand
         return (f"i {ins.opcode.name} 0 {len(ins.srcs)} {conds[a['cond']]} {a.get('inv', 0)} "
-                f"{a['n']} 0 {int(ins.sat)} 0 0 0 -1 "
-                + " ".join([operand(s) for s in ins.srcs])).rstrip()
+                f"{a['n']} 0 {int(ins.sat)} 0 0 0 -1 {enc.spell(ins.srcs)}").rstrip()
     return write
 
 
 def _write_nested(enc, ins, preds):  # pop_exec, break
     if ins.dest is not None or ins.dests:
         return enc._instruction(ins, preds)
-    operand = enc.operand
     return (f"i {BY_MODEL[ins.opcode.name].mesa} 0 {len(ins.srcs)} 0 0 {ins.attrs['n']} 0 "
-            f"{int(ins.sat)} 0 0 0 -1 " + " ".join([operand(s) for s in ins.srcs])).rstrip()
+            f"{int(ins.sat)} 0 0 0 -1 {enc.spell(ins.srcs)}").rstrip()
 
 
 def _write_push_exec(enc, ins, preds):  # Mesa's agx_push_exec: if_fcmp #0, #0, eq, n
@@ -366,17 +366,14 @@ def _write_get_sr(enc, ins, preds):
 def _write_jump(enc, ins, preds):  # jmp_exec_any, jmp_exec_none
     if ins.dest is not None or ins.dests or "n" in ins.attrs:
         return enc._instruction(ins, preds)
-    operand = enc.operand
     return (f"i {ins.opcode.name} 0 {len(ins.srcs)} 0 0 0 0 {int(ins.sat)} 0 0 0 "
-            f"{enc.block_index[ins.blocks[0]]} "
-            + " ".join([operand(s) for s in ins.srcs])).rstrip()
+            f"{enc.block_index[ins.blocks[0]]} {enc.spell(ins.srcs)}").rstrip()
 
 
 def _write_memory(enc, ins, preds):  # device_load, device_store
     a = ins.attrs
     dest = ins.dest
-    operand = enc.operand
-    spelled = " ".join([operand(s) for s in ins.srcs])
+    spelled = enc.spell(ins.srcs)
     fields = f"0 0 0 {a['shift']} {int(ins.sat)} 1 {FORMATS[a['fmt']]} 0 -1"
     if dest is None:
         if ins.dests:
@@ -868,18 +865,30 @@ class _Decoder:
                 if instructions is None:
                     raise WireError("an instruction before any block")
                 # self.instruction(tokens, preds), inline
+                # (the commonest source counts listed: no comprehension to call)
                 fast = readers.get(tokens[1])
-                nd = tokens[2]
+                nd, ns = tokens[2], tokens[3]
                 if fast is None:
                     instructions.append(general(tokens, preds))
                 elif nd == "1":
-                    instructions.append(fast(
-                        self, tokens, dests[tokens[13]],
-                        [srcs[token] for token in tokens[14:14 + int(tokens[3])]], preds))
+                    dest = dests[tokens[13]]
+                    if ns == "2":
+                        read = [srcs[tokens[14]], srcs[tokens[15]]]
+                    elif ns == "0":
+                        read = []
+                    elif ns == "1":
+                        read = [srcs[tokens[14]]]
+                    else:
+                        read = [srcs[token] for token in tokens[14:14 + int(ns)]]
+                    instructions.append(fast(self, tokens, dest, read, preds))
                 elif nd == "0":
-                    instructions.append(fast(
-                        self, tokens, None,
-                        [srcs[token] for token in tokens[13:13 + int(tokens[3])]], preds))
+                    if ns == "3":
+                        read = [srcs[tokens[13]], srcs[tokens[14]], srcs[tokens[15]]]
+                    elif ns == "0":
+                        read = []
+                    else:
+                        read = [srcs[token] for token in tokens[13:13 + int(ns)]]
+                    instructions.append(fast(self, tokens, None, read, preds))
                 else:
                     instructions.append(general(tokens, preds))
             elif head == "block":
