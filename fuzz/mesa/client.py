@@ -2,8 +2,9 @@
 request, each answered as a `Result` (the passes' output, Mesa's crash with its assert
 text, a timeout, or a request the bridge refused).
 
-The bridge serves each request in a forked worker (replaced when it dies) and enforces the
-request's timeout itself, so a Mesa assert or a hang ends one request. The client keeps a backstop: if no answer comes within the timeout
+The bridge serves the requests in a forked worker (which reads them and writes the answers
+itself; replaced when it dies) and enforces each request's timeout, so a Mesa assert or a
+hang ends one request. The client keeps a backstop: if no answer comes within the timeout
 plus a margin (the bridge itself is stuck), it kills the bridge and starts a new one for the
 next request. `run_passes(fn, passes)` is the whole round: encode, send, decode.
 """
@@ -144,7 +145,9 @@ class BridgeClient:
     def _exchange(self, request: bytes, timeout: float):
         """Send one request; (first answer line, the lines up to `end`, whether the answer
         ended: False when the bridge went quiet)."""
-        self.process.stdin.write(request)
+        written = self.process.stdin.write(request)  # unbuffered: one write(2), maybe short
+        while written < len(request):  # a signal in the middle of a large request
+            written += self.process.stdin.write(memoryview(request)[written:])
         return self._read_answer(timeout + BACKSTOP)
 
     def request(self, passes: list[str], shader: list[str],
