@@ -60,10 +60,10 @@ NOT_PASSES = {"__init__.py", "pipeline.py", "opcodes.py", "text.py", "verifier.p
 REGISTRIES = {"agxir.passes", "agxir.machine.pipeline"}  # import every pass: not followed
 CHECKER_ROOTS = ("fuzz.cli", "fuzz.commands.run", "fuzz.commands.units", "fuzz.campaign")
 # Checking code that imports pass modules but runs only in pipelines holding a given pass:
-# the harness asks lower_cf whether a program it declined is unstructurable (lower-cf raises
-# that), and the demand oracle (steps that allocate from exec: ra, vreg-ra) reads
-# agxir.machine.pressure, which imports regalloc. Both run only in the machine pipelines,
-# which all start with lower-cf.
+# the demand oracle (steps that allocate from exec: ra, vreg-ra) reads
+# agxir.machine.pressure, which imports regalloc; it runs only in the machine pipelines,
+# which all start with lower-cf. (The harness's unstructurability question is
+# oracles/structure_reference.py, which imports no pass, since issue 19.)
 CONDITIONAL = {"agxir.machine.lower_cf": "lower-cf",
                "oracles.machine.pressure_oracle": "lower-cf"}
 TRIVIAL_ORACLES = {"crash"}

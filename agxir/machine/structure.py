@@ -17,7 +17,8 @@ It then finds the natural loops (`Loop`: header, body, latch, the one exit targe
 raises `Unstructurable` (with the reason and the block) for what the lowering cannot
 express: unreachable blocks, an irreducible CFG, a loop without an exit or with exits to
 several targets, a loop left straight out of an enclosing loop, an entry that is a loop
-header. `merge_point` is the branch's immediate post-dominator in the forward graph of its
+header (the lowering's region walk, agxir/machine/lower_cf.py, declines the rest: a block
+reached from two regions, i.e. if/else that does not nest). `merge_point` is the branch's immediate post-dominator in the forward graph of its
 loop, where a block that can only break out of the loop post-dominates nothing (so
 `if (c) break;` meets at the other side).
 """
