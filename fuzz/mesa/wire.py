@@ -624,6 +624,25 @@ def _read_jump(name):
     return read
 
 
+def _read_memory(name):  # device_load, device_store
+    def read(dec, t, dest, srcs, preds):
+        row = dec.table.get(name)
+        fmt = FORMAT_NAMES.get(int(t[10]))
+        if row is None or fmt is None:
+            return dec._instruction(t, preds)
+        return Instruction(row, dest, srcs, {"fmt": fmt, "shift": int(t[7])}, [], t[8] != "0")
+    return read
+
+
+def _read_convert(dec, t, dest, srcs, preds):
+    row = dec.table.get("convert")
+    mode = srcs[0].ref if srcs else None
+    key = CONVERT_BY_MESA.get(mode.bits) if type(mode) is ir.Immediate else None
+    if row is None or key is None:
+        return dec._instruction(t, preds)
+    return Instruction(row, dest, srcs[1:], {"mode": key[0]}, [], t[8] != "0")
+
+
 FAST_READERS = {
     "fadd": _read_plain("fadd"), "fmul": _read_plain("fmul"), "fma": _read_plain("ffma"),
     "asr": _read_plain("asr"), "stop": _read_plain("stop"),
@@ -642,6 +661,8 @@ FAST_READERS = {
     "pop_exec": _read_nested("pop_exec"), "break": _read_nested("break"),
     "get_sr": _read_get_sr,
     "jmp_exec_any": _read_jump("jmp_exec_any"), "jmp_exec_none": _read_jump("jmp_exec_none"),
+    "device_load": _read_memory("device_load"), "device_store": _read_memory("device_store"),
+    "convert": _read_convert,
 }
 # The Mesa opcodes read by a fast reader (the rest, and the lines a fast reader hands on:
 # the general reader)
