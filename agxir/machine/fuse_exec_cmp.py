@@ -55,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Register
+from agxir.machine.block_liveness import live_after, live_out
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES, opcodes_for_level
 from agxir.passes.branch_cmp import inverted
 from agxir.passes.pass_ import Pass
@@ -89,30 +90,9 @@ def accesses(ins: Instruction) -> tuple[set[int], set[int]]:
 
 def live_out_halves(fn: Function) -> dict[Block, set[int]]:
     """The halves some path over the logical CFG may read after each block before writing
-    them: a backward dataflow, per 16-bit half so a 32-bit read keeps both halves alive and
-    a 16-bit write kills only its own."""
-    local: dict[Block, tuple[set[int], set[int]]] = {}
-    for block in fn.blocks:
-        exposed: set[int] = set()
-        written: set[int] = set()
-        for ins in reversed(block.instructions):
-            reads, writes = accesses(ins)
-            exposed = (exposed - writes) | reads
-            written |= writes
-        local[block] = (exposed, written)
-    live_in = {block: set(local[block][0]) for block in fn.blocks}
-    live_out: dict[Block, set[int]] = {block: set() for block in fn.blocks}
-    changed = True
-    while changed:
-        changed = False
-        for block in reversed(fn.blocks):
-            out = set().union(*(live_in.get(s, set()) for s in block.successors))
-            live_out[block] = out
-            new_in = local[block][0] | (out - local[block][1])
-            if new_in != live_in[block]:
-                live_in[block] = new_in
-                changed = True
-    return live_out
+    them: per 16-bit half, so a 32-bit read keeps both halves alive and a 16-bit write
+    kills only its own."""
+    return live_out(fn.blocks, accesses)
 
 
 @dataclass(frozen=True)
@@ -243,11 +223,7 @@ class FuseExecCmp:
         return Fusion((where, compare), (block, branch), fused)
 
     def _live_after(self, block: Block, index: int) -> set[int]:
-        live = set(live_out_halves(self.fn)[block])
-        for ins in reversed(block.instructions[index + 1 :]):
-            reads, writes = accesses(ins)
-            live = (live - writes) | reads
-        return live
+        return live_after(live_out_halves(self.fn)[block], block, index, accesses)
 
     # --- rewriting -----------------------------------------------------------------------
     def apply(self, fusion: Fusion) -> None:

@@ -20,6 +20,7 @@ of an if is written only by the lanes of each side.
 from __future__ import annotations
 
 from agxir.ir import R0L, Block, Function, Register, VirtualRegister
+from agxir.machine.block_liveness import live_out
 from agxir.machine.regalloc import DEFAULT_BOUND, RegisterBoundExceeded, has_control_flow
 from agxir.opcodes.table import BITOP_ALIASES
 from agxir.passes.pass_ import Pass
@@ -55,26 +56,7 @@ def live_out_indices(
 ) -> dict[Block, set[int]]:
     """The vreg indices live out of each block, over the logical CFG to a fixpoint."""
     widths = vreg_widths(fn) if widths is None else widths
-    uses, killed_in = {}, {}
-    for block in fn.blocks:
-        used: set[int] = set()
-        killed: set[int] = set()
-        for ins in block.instructions:
-            used |= read_indices(ins) - killed
-            killed |= kills(ins, widths)
-        uses[block], killed_in[block] = used, killed
-    live_in: dict[Block, set[int]] = {block: set() for block in fn.blocks}
-    live_out: dict[Block, set[int]] = {block: set() for block in fn.blocks}
-    changed = True
-    while changed:
-        changed = False
-        for block in reversed(fn.blocks):
-            out = set().union(*(live_in[s] for s in block.successors)) if block.successors else set()
-            new_in = uses[block] | (out - killed_in[block])
-            if out != live_out[block] or new_in != live_in[block]:
-                live_out[block], live_in[block] = out, new_in
-                changed = True
-    return live_out
+    return live_out(fn.blocks, lambda ins: (read_indices(ins), kills(ins, widths)))
 
 
 def vreg_liveness(fn: Function) -> dict[Block, set[VirtualRegister]]:

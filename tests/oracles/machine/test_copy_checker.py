@@ -278,3 +278,26 @@ def test_a_half_rotate_is_a_swap_and_only_of_its_own_register():
     assert check_copy_lowering(before, shifted) != []
     _, elsewhere = lowered(SWAP, "  r2 = extr r1, r1, #16 mask=0\n")
     assert check_copy_lowering(before, elsewhere) != []
+
+
+def test_its_liveness_agrees_with_the_passes_on_generated_programs():
+    """The checker's per-half liveness is its own on purpose (the module docstring); this
+    keeps it equal to the one the passes share, on the programs a campaign makes, at the
+    step the checker judges (after lower-phis: parallel copies, edge splits)."""
+    from agxir.machine import block_liveness
+    from agxir.machine.fuse_exec_cmp import accesses
+    from agxir.machine.lower_cf import structurable
+    from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE
+    from fuzz.campaign import CampaignConfig, build_case
+
+    config = CampaignConfig(seed=11, pipelines=[])
+    compared = 0
+    for index in range(40):
+        fn, _ = build_case(11, index, config)
+        if structurable(fn):
+            continue
+        for name in MACHINE_PIPELINE[:-1]:  # up to, not through, lower-copies
+            MACHINE_PASSES[name].run(fn)
+        assert live_out_halves(fn) == block_liveness.live_out(fn.blocks, accesses), index
+        compared += 1
+    assert compared >= 20
