@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from dataclasses import dataclass
 
+from agxir.cfg import CFG
 from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Value, clone_function
 from agxir.machine.opcodes import opcodes_for_level
 from agxir.machine.paths import reached
@@ -334,11 +335,9 @@ class Lowering:
 
 def _order_phi_sources(fn: Function) -> None:
     """Phi sources in the order of each block's logical predecessors (as the verifier and
-    liveness expect)."""
-    preds: dict[Block, list[Block]] = {b: [] for b in fn.blocks}
-    for block in fn.blocks:
-        for succ in block.logical_successors or []:
-            preds[succ].append(block)
+    liveness expect). Every placed block has its logical successors set by now, none twice,
+    so the CFG's predecessor lists are the ones over them."""
+    preds = CFG(fn).preds
     for block in fn.blocks:
         for phi in block.phis():
             pairs = dict(zip(phi.blocks, phi.srcs, strict=True))

@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agxir.cfg import CFG
 from agxir.ir import (
     NUM_HALVES,
     R0L,
@@ -279,10 +280,7 @@ class Allocator:
 
     def run(self) -> None:
         self.check_bound()
-        preds: dict[Block, list[Block]] = {b: [] for b in self.fn.blocks}
-        for block in self.fn.blocks:
-            for succ in block.successors:
-                preds[succ].append(block)
+        preds = CFG(self.fn).preds
         for block in self.fn.blocks:
             self.run_block(block, preds)
 
