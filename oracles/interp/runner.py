@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agxir.cfg import CFG
-from agxir.ir import Block, Function
+from agxir.ir import Block, Function, Uniform
 from oracles.inputs import InputSet, check_inputs
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.floats import HELPERS
@@ -112,29 +112,9 @@ class CompiledFunction:
 
     # --- running ----------------------------------------------------------------------------------
     def run(self, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
-        fn = self.fn
-        for input_set in input_sets:
-            check_inputs(fn, input_set)
-        counts = [s.threads for s in input_sets]
-        lane_set = np.repeat(np.arange(len(input_sets)), counts)
-        tid = np.concatenate([np.arange(n) for n in counts]).astype(np.uint64)
+        X, uniform_arrays, buffers = stacked_lanes(self.fn, input_sets, self.output_slots)
+        lane_set, tid = X.lane_set, X.tid
         lanes = len(lane_set)
-        buffers = [u for u in fn.uniforms if u.is_buffer]
-        X = Lanes(
-            lane_set,
-            tid,
-            [u.buffer_bytes for u in buffers],
-            [[s.buffers.get(u.name, b"") for u in buffers] for s in input_sets],
-            self.output_slots,
-        )
-        uniform_arrays = {}
-        for uniform in fn.uniforms:
-            if uniform.is_buffer:
-                value = buffer_base(buffers.index(uniform))
-                uniform_arrays[uniform.name] = np.full(lanes, value, dtype=np.uint64)
-            else:
-                per_set = np.array([s.scalars.get(uniform.name, 0) for s in input_sets], np.uint64)
-                uniform_arrays[uniform.name] = per_set[lane_set]
         constants = self._constant_arrays(lanes)
         # Never mutated in place, so one zero array can stand for every value not yet defined.
         zero = np.zeros(lanes, dtype=np.uint64)
@@ -208,6 +188,39 @@ class CompiledFunction:
 
     def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
         return outcomes_of(X, input_sets, buffers, self.output_slots, self.set_steps)
+
+
+def stacked_lanes(
+    fn: Function, input_sets: Sequence[InputSet], output_slots: int
+) -> tuple[Lanes, dict[str, np.ndarray], list[Uniform]]:
+    """The lanes of one batched run (shared with the wave interpreter): every input set's
+    threads stacked set by set, thread ids in order, after checking each input set against
+    `fn`. Returns the `Lanes` (`X.lane_set`: each lane's input set, `X.tid`: its thread id),
+    each uniform's value per lane (a buffer's base address, a scalar from its set; a scalar
+    the set does not give is 0) and the buffer uniforms in order."""
+    for input_set in input_sets:
+        check_inputs(fn, input_set)
+    counts = [s.threads for s in input_sets]
+    lane_set = np.repeat(np.arange(len(input_sets)), counts)
+    tid = np.concatenate([np.arange(n) for n in counts]).astype(np.uint64)
+    lanes = len(lane_set)
+    buffers = [u for u in fn.uniforms if u.is_buffer]
+    X = Lanes(
+        lane_set,
+        tid,
+        [u.buffer_bytes for u in buffers],
+        [[s.buffers.get(u.name, b"") for u in buffers] for s in input_sets],
+        output_slots,
+    )
+    uniform_arrays = {}
+    for uniform in fn.uniforms:
+        if uniform.is_buffer:
+            value = buffer_base(buffers.index(uniform))
+            uniform_arrays[uniform.name] = np.full(lanes, value, dtype=np.uint64)
+        else:
+            per_set = np.array([s.scalars.get(uniform.name, 0) for s in input_sets], np.uint64)
+            uniform_arrays[uniform.name] = per_set[lane_set]
+    return X, uniform_arrays, buffers
 
 
 def _most_per_set(steps, lane_set, sets: int) -> list[int]:

@@ -30,11 +30,10 @@ import numpy as np
 
 from agxir.ir import Function, Register, Value, VirtualRegister
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
-from oracles.inputs import InputSet, check_inputs
+from oracles.inputs import InputSet
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.lanes import Lanes
-from oracles.interp.runner import DEFAULT_FUEL, _compiled_block, outcomes_of
-from oracles.memory_model import buffer_base
+from oracles.interp.runner import DEFAULT_FUEL, _compiled_block, outcomes_of, stacked_lanes
 from oracles.outcomes import Outcome
 
 NUM_HALVES = 256
@@ -193,26 +192,9 @@ class CompiledWave:
 
     # --- running ------------------------------------------------------------------------------
     def run(self, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
-        fn = self.fn
-        for input_set in input_sets:
-            check_inputs(fn, input_set)
-        counts = [s.threads for s in input_sets]
-        lane_set = np.repeat(np.arange(len(input_sets)), counts)
-        tid = np.concatenate([np.arange(n) for n in counts]).astype(np.uint64)
+        X, U, buffers = stacked_lanes(self.fn, input_sets, self.output_slots)
+        lane_set, tid = X.lane_set, X.tid
         lanes = len(lane_set)
-        buffers = [u for u in fn.uniforms if u.is_buffer]
-        X = Lanes(
-            lane_set, tid, [u.buffer_bytes for u in buffers],
-            [[s.buffers.get(u.name, b"") for u in buffers] for s in input_sets],
-            self.output_slots,
-        )
-        U = {}
-        for uniform in fn.uniforms:
-            if uniform.is_buffer:
-                U[uniform.name] = np.full(lanes, buffer_base(buffers.index(uniform)), np.uint64)
-            else:
-                per_set = np.array([s.scalars.get(uniform.name, 0) for s in input_sets], np.uint64)
-                U[uniform.name] = per_set[lane_set]
         C = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
         lane_index = np.arange(lanes, dtype=np.uint64)
         H = [((GARBAGE ^ half ^ lane_index) & 0xFFFF) | 1 for half in range(NUM_HALVES)]
