@@ -37,6 +37,7 @@ from fuzz.processes import (
     pass_memory_limit,
     stamped,
     unstamp,
+    watchdog_seconds,
 )
 
 
@@ -89,7 +90,7 @@ class CampaignConfig:
 
     @property
     def hang_seconds(self) -> float:
-        return self.pass_timeout + self.hang_grace
+        return watchdog_seconds(self.pass_timeout, self.hang_grace)
 
     def harness_options(self) -> dict:
         return {

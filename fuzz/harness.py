@@ -45,7 +45,7 @@ from agxir.rewrite.matcher import recording_near_misses
 from agxir.text import print_function
 from fuzz.corpus import features as feature
 from fuzz.passes_under_test import PassUnderTest
-from fuzz.processes import PassMemoryLimit, pass_memory_limit
+from fuzz.processes import WALL_BACKSTOP, PassMemoryLimit, pass_memory_limit
 from fuzz.step_oracles import ORACLES, PROMOTING_PASSES, STEP_ORACLES, Step
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
@@ -137,9 +137,6 @@ class PassTimedOut(Exception):
     pass
 
 
-# The wall-clock backstop of `deadline`, in multiples of its CPU limit: what stops a pass
-# that sleeps or blocks (waits on a pipe, a lock, a child process), which spends no CPU.
-WALL_BACKSTOP = 6
 
 
 @contextmanager

@@ -219,6 +219,17 @@ def describe_death(status) -> str:
 # --- one program checked in a supervised child ------------------------------------------------
 
 HANG_GRACE = 20.0  # seconds a pass may overrun its deadline before its process is killed
+# The wall-clock backstop of the harness's pass deadline, in multiples of its CPU limit:
+# what stops a pass that sleeps or blocks (waits on a pipe, a lock, a child process), which
+# spends no CPU (fuzz.harness.deadline).
+WALL_BACKSTOP = 6
+
+
+def watchdog_seconds(pass_timeout: float, grace: float = HANG_GRACE) -> float:
+    """How long a step may run, by the wall clock, before its process is killed as hung:
+    past the deadline's own wall-clock backstop, so a slow pass on a loaded machine meets
+    its CPU deadline (a timeout finding the load cannot cause) before any watchdog."""
+    return pass_timeout * WALL_BACKSTOP + grace
 MEMORY_RECHECK = 8  # a death under --pass-memory is re-run with this many times the budget
 
 
@@ -257,7 +268,7 @@ def check_supervised(harness, fn, pipelines, *, memory_mb: int | None,
     from agxir.text import print_function
     from fuzz.harness import Finding
 
-    grace = harness.pass_timeout + hang_grace
+    grace = watchdog_seconds(harness.pass_timeout, hang_grace)
 
     def bound(steps: int) -> float:
         return grace * steps + 600

@@ -5,8 +5,8 @@ death: `fuzz.processes.check_supervised`, its harness bugs reported as internal 
 from __future__ import annotations
 
 from fuzz.commands.errors import InternalError, UsageError
+from fuzz.processes import HANG_GRACE
 
-HANG_GRACE = 20.0  # seconds a pass may overrun its deadline before its process is killed
 PASS_MEMORY_MB = 4096  # what a pass may add to its process's address space (check, repro)
 
 

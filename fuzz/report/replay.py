@@ -22,7 +22,6 @@ from fuzz.report.records import Record
 SAME, DIFFERENT, PASSES, NOT_REPLAYED = "same", "different", "passes", "not-replayed"
 MAX_LANES = 200  # differences kept per finding; the page says how many more there were
 REPLAY_MEMORY_MB = 4096
-HANG_GRACE = 20.0  # seconds past the pass deadline before the replay's process is killed
 
 
 @dataclass
@@ -67,12 +66,12 @@ class ReplayError(Exception):
 def replay(record: Record, *, pass_timeout: float = 10.0) -> Replay:
     """Replay `record` in a forked child; never raises for anything the record or the pass
     under test does."""
-    from fuzz.processes import describe_death, run_in_child
+    from fuzz.processes import describe_death, run_in_child, watchdog_seconds
 
     if record.reproducer_text is None:
         return Replay(NOT_REPLAYED, "; ".join(record.problems) or "no reproducer to replay")
     steps = max(1, len(record.pipeline))
-    seconds = (pass_timeout + HANG_GRACE) * steps + 120
+    seconds = watchdog_seconds(pass_timeout) * steps + 120
     kind, value = run_in_child(replay_here, record, pass_timeout, seconds=seconds,
                                memory_mb=_memory_mb(record))
     if kind == "ok":
