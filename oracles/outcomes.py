@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from oracles.refinement_relation import PYTHON, slot_differs, slot_pair
+
 
 @dataclass(frozen=True)
 class Returned:
@@ -87,9 +89,9 @@ def ran_away(target: OutOfFuel, budget: int) -> bool:
 def first_difference(
     source: Returned, target: Outcome, names: tuple[str, str] = ("input", "output")
 ) -> str | None:
-    """The first way `target` fails to match `source` (which returned), or None. Outputs
-    are compared thread by thread and slot by slot (a missing slot counts as not written),
-    then memory buffer by buffer."""
+    """The first way `target` fails to match `source` (which returned), or None: the
+    relation of `oracles.refinement_relation`. Outputs are compared thread by thread and
+    slot by slot (a missing slot counts as not written), then memory buffer by buffer."""
     before, after = names
     if not isinstance(target, Returned):
         return f"{before} returned but {after} ended in {target.describe()}"
@@ -100,7 +102,7 @@ def first_difference(
         want = tuple(want) + (None,) * (slots - len(want))
         got = tuple(got) + (None,) * (slots - len(got))
         for slot, (a, b) in enumerate(zip(want, got, strict=True)):
-            if a != b:
+            if slot_differs(PYTHON, slot_pair(a), slot_pair(b)):
                 shown = [("-" if v is None else f"{v:#x}") for v in (a, b)]
                 return f"thread {thread} output slot {slot}: {before} {shown[0]}, {after} {shown[1]}"
     for name, old in source.memory.items():

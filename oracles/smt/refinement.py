@@ -12,7 +12,9 @@ memory and the same symbolic thread id in [0, threads), and asks z3 for an assig
 
 (the address is one symbolic probe constrained to lie inside some buffer; addresses outside
 every buffer cannot be touched without undefined behaviour). Undefined behaviour in BEFORE
-permits anything, so those inputs are excluded.
+permits anything, so those inputs are excluded. This is the relation
+`oracles.refinement_relation` states for the interpreter too; a slot's difference is its
+`slot_differs`, built here over z3 terms.
 
 * unsat: `Proved()`.
 * sat: `Counterexample`: an `InputSet` built from the model (threads = thread id + 1,
@@ -31,6 +33,7 @@ store) are out of scope here; the interpreter oracle checks them.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import z3
@@ -40,6 +43,7 @@ from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.memory_model import buffer_base
 from oracles.outcomes import Returned, first_difference
+from oracles.refinement_relation import NOT_WRITTEN, Logic, slot_differs
 from oracles.smt.function import (
     EncodedFunction,
     Export,
@@ -164,8 +168,12 @@ def _uniform_terms(fn: Function, scalars: dict[str, z3.BitVecRef]) -> dict:
     return terms
 
 
+Z3_LOGIC = Logic(or_=z3.Or, and_=z3.And, ne=operator.ne)
+
+
 def _no_export() -> Export:
-    return Export(z3.BoolVal(False), z3.BitVecVal(0, 64))
+    written, value = NOT_WRITTEN
+    return Export(z3.BoolVal(written), z3.BitVecVal(value, 64))
 
 
 def _build_query(before: Function, after: Function) -> _Query:
@@ -186,10 +194,7 @@ def _build_query(before: Function, after: Function) -> _Query:
     for slot in slots:
         want = encoded_before.exports.get(slot) or _no_export()
         got = encoded_after.exports.get(slot) or _no_export()
-        differs = z3.Or(
-            want.written != got.written,
-            z3.And(want.written, want.value != got.value),
-        )
+        differs = slot_differs(Z3_LOGIC, (want.written, want.value), (got.written, got.value))
         differences.append(("slot", slot, differs))
     probe = z3.BitVec("probe_address", 64)
     inside = [
