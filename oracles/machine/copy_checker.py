@@ -13,8 +13,9 @@ the block, by a per-half liveness over the logical CFG of the program before low
 lane follows that CFG and a write only reaches the lanes that run it) must hold the same
 symbol in both; a lowering may use a dead half as scratch. No inputs are needed.
 
-That per-half liveness is written here, not imported from `agxir.machine.block_liveness`
-(which the passes share): it decides which halves the checker compares, so a bug there
+That per-half liveness (and what it takes each instruction to read and write) is written
+here, not imported from `agxir.machine.block_liveness` or `fuse_exec_cmp.accesses` (which
+the passes share): it decides which halves the checker compares, so a bug there
 that drops a half would otherwise blind the checker to exactly the clobbers the passes
 would then also miss. A test (`tests/oracles/machine/test_copy_checker.py`) keeps the two
 agreeing on generated programs.
