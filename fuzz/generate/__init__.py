@@ -31,8 +31,10 @@ from fuzz.generate.program import generate_program
 # shapes of the register-level passes (exec_cmp_shapes, conversion_shapes, schedule_shapes);
 # 6: ballots and uadd_sat (optimizer_shapes.e_ballot, e_uadd_sat); 7: the `pressure` group
 # (pressure_shapes: rotating loop phis, join phis of immediates, values held across loops,
-# fragmented narrow values, CFGs of loops and ifs without an else)
-GENERATOR_VERSION = 7
+# fragmented narrow values, CFGs of loops and ifs without an else); 8: the pressure group
+# reaches entry fix-ups and cycle breaks more often (groups of wide join phis, more held
+# narrow values, rotations of 3-4 phis at most loop headers, more loops in its CFGs)
+GENERATOR_VERSION = 8
 
 __all__ = [
     "ADDRESS_SHAPES",

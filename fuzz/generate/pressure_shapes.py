@@ -4,18 +4,23 @@ evict and fix up entry maps, and what makes copy lowering break cycles and swap.
 In a pressure program (half the programs with the `pressure` group on), the program
 builder (`program._Program`) asks this module for:
 
-* `pressure_cfg`: half the time, a CFG drawn mostly from loops (half of them breaking
-  out from an if) and ifs without an else (a branch straight to its join is a critical
-  edge: several in one function), seldom from unstructured regions (which control-flow
-  lowering often declines);
-* `header_phis`: at a loop header, one or two groups of 2-4 phis of one size each (16,
-  32 or 64 bits, so a function mixes them) whose back-edge sources rotate the group (the
-  first takes the second's value, ..., the last the first's): after allocation the latch's
-  phi copy is a cycle of registers, a swap for two. Entering the loop they take
-  immediates, uniforms or earlier values (`entry_source`), so immediates and uniforms are
-  moved into phis. Now and then `loop_step` breaks one rotation with a computed value (a
-  chain hanging off the cycle, which must be copied before the cycle is broken);
-* `join_phi`: at a join, a phi of immediates and uniforms, exported at once (`observe`);
+* `pressure_cfg`: seven times in eight, a CFG drawn mostly from loops (half of them
+  breaking out from an if) and ifs without an else (a branch straight to its join is a
+  critical edge: several in one function), seldom from unstructured regions (which
+  control-flow lowering often declines);
+* `header_phis`: at a loop header, three times in four, one or two groups of phis of one
+  size each (16, 32 or 64 bits, so a function mixes them), 3 or 4 of them two times in
+  three, else 2, whose back-edge sources rotate the group (the first takes the second's
+  value, ..., the last the first's): after allocation the latch's phi copy is a cycle of
+  registers, a swap for two. Entering the loop they take immediates, uniforms or earlier
+  values (`entry_source`), so immediates and uniforms are moved into phis. Now and then
+  `loop_step` breaks one rotation with a computed value (the cycle becomes a chain, which
+  must be copied in order);
+* `join_phis`: at a join, a phi, or a group of two to four of the widest size, taking
+  immediates, uniforms or earlier values, exported at once (`observe`). The group is
+  placed at the join's entry beside the live-ins, whose holes (`hold`) are too narrow
+  for it: the join's entry is where the allocator evicts a live-in, and the edges into
+  the join then need an entry fix-up;
 * `fragment`: in a latch (or, in a function with no loop, at the end of an if side),
   narrow values of which every other one dies, then wide values: the holes the dead ones
   leave are too narrow for them, so at a tight bound the allocator must evict (move live
@@ -24,8 +29,9 @@ builder (`program._Program`) asks this module for:
   loop and are read only at its exit (in a function with no loop, from the entry to the
   stop block), folded and exported there, so a value an eviction clobbered shows in the
   outputs. Under a tight register bound (`ra-demand`) the loop's own values displace
-  them: the allocator evicts inside the loop (or one side of an if) and fixes up the entry
-  map of the header on the back edge (or of the join on the other side).
+  them: the allocator evicts inside the loop, at a join's entry (or one side of an if)
+  and fixes up the entry map of the header on the back edge (or of the join on the
+  other side).
 """
 
 from __future__ import annotations
@@ -53,10 +59,10 @@ from fuzz.generate.operations import immediate
 
 R = OPCODES
 _PHI = R["phi"]
-# Region kinds of a pressure CFG: ifs without an else (critical edges) and loops first;
-# unstructured regions now and then (their guarded back edges are where a loop breaks from
-# inside an if).
-_WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 4, _UNSTRUCTURED: 1}
+# Region kinds of a pressure CFG: loops (the rotating phi groups of their headers are the
+# cycles and swaps) and ifs without an else (critical edges) first; unstructured regions
+# now and then (their guarded back edges are where a loop breaks from inside an if).
+_WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 8, _UNSTRUCTURED: 1}
 
 
 class _PressureShapes(_ShapeBuilder):
@@ -99,21 +105,23 @@ def pressure_cfg(source: ChoiceSource, features: Features, *, max_blocks: int,
 
 
 def header_phis(em, incoming: list) -> list[list[Instruction]]:
-    """At a loop header, half the time: one group of 2-4 phis of one size, a quarter of the
-    time a second group of another size. Each phi's back-edge source is the next one's
-    value (`rotation`); the caller fills the sources when the predecessors are done."""
+    """At a loop header, three times in four: one group of phis of one size (3 or 4 two
+    times in three, else 2), half the time a second group of another size. Each phi's
+    back-edge source is the next one's value (`rotation`); the caller fills the sources
+    when the predecessors are done."""
     below = em.below
-    if not below(2):
+    if not below(4):
         return []
     groups: list[list[Instruction]] = []
     sizes = list(em.sizes)
-    for _ in range(1 + (below(4) == 0)):
+    for _ in range(1 + below(2)):
         if not sizes:
             break
         # The widest first half the time: wide phis placed beside the narrow values held
         # across the loop are what makes the allocator evict at the header's entry.
         size = sizes.pop(-1 if below(2) else below(len(sizes)))
-        group = [_new_phi(em, size, incoming) for _ in range(2 + below(3))]
+        count = 2 if not below(3) else 3 + below(2)  # a swap, or a cycle of 3 or 4
+        group = [_new_phi(em, size, incoming) for _ in range(count)]
         groups.append(group)
     return groups
 
@@ -142,11 +150,20 @@ def entry_source(em, size: int) -> Operand:
     return em.recent(pool) if pool else immediate(below(16))
 
 
-def join_phi(em, incoming: list) -> Instruction | None:
-    """At a join, a third of the time: a phi whose sources are immediates and uniforms."""
-    if em.below(3):
-        return None
-    return _new_phi(em, em.sizes[em.below(len(em.sizes))], incoming)
+def join_phis(em, incoming: list) -> list[Instruction]:
+    """At a join, seven times in eight: a phi of any size (one time in seven), or two to
+    four of the widest size (`_sizes`: 64 bits when the program has them), whose sources
+    are immediates, uniforms or earlier values (`entry_source`). Several wide phis at
+    the entry of a join whose live-ins are narrow values with holes between them (`hold`)
+    do not fit beside them at a tight bound: the allocator evicts a live-in there."""
+    below = em.below
+    r = below(8)
+    if not r:
+        return []
+    if r == 1 or len(em.sizes) < 2:
+        return [_new_phi(em, em.sizes[below(len(em.sizes))], incoming)]
+    _, wide = _sizes(em)
+    return [_new_phi(em, wide, incoming) for _ in range(2 + below(3))]
 
 
 def observe(em, op: Operand) -> None:
@@ -157,10 +174,10 @@ def observe(em, op: Operand) -> None:
 
 
 def broken_rotation(em, group: list[Instruction]) -> tuple[int, Operand] | None:
-    """At the latch, a quarter of the time: one phi of the group takes its partner's value
+    """At the latch, one time in eight: one phi of the group takes its partner's value
     changed (`iadd next, #k`) instead of the value itself; (its index, the value)."""
     below = em.below
-    if below(4):
+    if below(8):
         return None
     i = below(len(group))
     partner = group[(i + 1) % len(group)].dest
@@ -170,17 +187,19 @@ def broken_rotation(em, group: list[Instruction]) -> tuple[int, Operand] | None:
 
 
 def hold(em) -> list[Operand]:
-    """In a preheader, seven times in eight: narrow values of which every other one dies
-    at once (folded into one, its register left a hole), and one or two wide ones, all
-    taken out of the value pools so nothing in the loop reads them; `release` reads them
-    at the loop's exit. The holes between the held narrow values are what a wide value in
-    the loop (`fragment`) cannot use: evicting a held value moves it inside the loop, and
-    the back edge must move it back (an entry fix-up)."""
+    """In a preheader, seven times in eight: 10 to 14 narrow values of which every other
+    one dies at once (folded into one, its register left a hole), and one or two wide
+    ones, all taken out of the value pools so nothing in the loop reads them; `release`
+    reads them at the loop's exit. The holes between the held narrow values (at least 4,
+    more than a tight bound's slack of 0-3 halves) are what a wide value in the loop
+    (`fragment`) or a wide phi at a join (`join_phis`) cannot use: evicting a held value
+    moves it inside the loop or at the join, and the back edge or the join's other edge
+    must move it back (an entry fix-up)."""
     below = em.below
     if not below(8):
         return []
     narrow, wide = _sizes(em)
-    held = _interleaved(em, narrow, 4 + below(7))
+    held = _interleaved(em, narrow, 10 + below(5))
     for _ in range(1 + below(2)):
         held.append(_wide(em, wide))
     return held

@@ -22,12 +22,15 @@ computes is observable.
 
 In half the programs of size 40 or more with the `pressure` group on, `pressure_shapes`
 adds what stresses the machine passes, in place of most random picks outside the blocks
-that end in a two-way branch (`PRESSURE_SHARE`): half the time a CFG of loops (some
-breaking out from an if) and ifs without an else (critical edges), groups of loop phis whose back-edge sources rotate the group (cycles
-and swaps of registers; immediates and uniforms entering them), phis of immediates at
-joins, values held live across each loop (read at its exit; across the whole function
-when it has no loop) and fragmented values in latches (and at the ends of if sides when
-there is no loop), which a tight register bound makes the allocator evict and fix up.
+that end in a two-way branch (`PRESSURE_SHARE`), over half as many blocks
+(`PRESSURE_BLOCKS`: the shapes are long, and the program stays about as large as the
+others): seven times in eight a CFG of loops (some breaking out from an if) and ifs
+without an else (critical edges), groups of loop phis whose back-edge sources rotate the
+group (cycles and swaps of registers; immediates and uniforms entering them), groups of
+wide phis at joins, values held live across each loop (read at its exit; across the
+whole function when it has no loop) and fragmented values in latches (and at the ends of
+if sides when there is no loop), which a tight register bound makes the allocator evict
+and fix up.
 
 The builder is an `addresses.AddressEmitter`: with the `address` group on, some picks are
 array accesses through computed addresses (most of them with `address_heavy`, which also
@@ -54,7 +57,8 @@ INPUT_BUFFER_SIZES = (1024, 4096, 256)
 FRAME_BYTES = 24  # choice bytes per random instruction from a byte source (see frame())
 HEAVY_FRAME_BYTES = 40  # the same for address-heavy programs (array accesses decide more)
 UNIFORM_BYTES = 20
-PRESSURE_SHARE = 0.25  # of the random picks a pressure program keeps outside branch blocks
+PRESSURE_SHARE = 0.1  # of the random picks a pressure program keeps outside branch blocks
+PRESSURE_BLOCKS = 4  # eighths of the blocks a pressure program may have (its shapes are long)
 PRESSURE_MIN_SIZE = 40  # smaller programs have no room for the pressure shapes
 R = OPCODES
 _PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
@@ -134,11 +138,12 @@ class _Program(AddressEmitter):
         max_blocks = max(1, min(40, self.size // 4))
         # Half the programs of the `pressure` group are pressure programs (the rest keep the
         # whole size for the other shapes), if they are large enough to hold the pressure
-        # shapes beside the others; half of those draw a CFG of loops and ifs.
+        # shapes beside the others; seven in eight of those draw a CFG of loops and ifs.
         self.pressure = f.pressure and below(2) == 1 and self.size >= PRESSURE_MIN_SIZE
-        cfg = pressure.pressure_cfg if self.pressure and below(2) else _generate_cfg
+        cfg = pressure.pressure_cfg if self.pressure and below(8) else _generate_cfg
+        blocks = max(1, max_blocks * PRESSURE_BLOCKS // 8) if self.pressure else max_blocks
         shape = self.shape = cfg(
-            self.source.frame(8 * max_blocks + 8), f, max_blocks=max_blocks,
+            self.source.frame(8 * max_blocks + 8), f, max_blocks=blocks,
             max_loop_depth=2 if self.size <= 120 else 1,
         )  # fmt: skip
         n = len(shape)
@@ -241,16 +246,14 @@ class _Program(AddressEmitter):
                     self.phis[b].append((self.new_phi(size, incoming), kind))
 
     def pressure_phis(self, b: int, incoming: list[Block], header: bool) -> None:
-        """pressure_shapes' phis: rotating groups at a loop header, else a join phi."""
+        """pressure_shapes' phis: rotating groups at a loop header, else join phis."""
         if header:
             groups = self.rotations[b] = pressure.header_phis(self, incoming)
             for group in groups:
                 self.rotates.update(pressure.rotation(group))
                 self.phis[b] += [(phi, _ROTATED) for phi in group]
         else:
-            phi = pressure.join_phi(self, incoming)
-            if phi is not None:
-                self.phis[b].append((phi, _ENTRY))
+            self.phis[b] += [(phi, _ENTRY) for phi in pressure.join_phis(self, incoming)]
 
     def exec_header(self, state: _LoopState) -> bool:
         """A top-level do-while whose header starts an if: where exec_cmp_shapes' loop phi

@@ -3,8 +3,9 @@ fixed stream of campaign programs (seed 1, swarm features), enough of them make 
 allocator evict and fix up entry maps at the tight bound, make copy lowering break a cycle
 or swap, hold a loop phi group that rotates, move immediates and uniforms into phis, and
 have several critical edges. Floors are about half the shares measured when the shapes
-went in (in the comments), so a change that loses a shape fails here; the `pressure`
-group off loses the rotating groups."""
+went in, or when generator 8 made fix-ups and cycles common (in the comments), so a
+change that loses a shape fails here; the `pressure` group off loses the rotating
+groups."""
 
 from dataclasses import replace
 
@@ -74,17 +75,20 @@ def test_the_tight_route_evicts_fixes_up_and_breaks_cycles_often_enough():
     paths = [_tight_paths(fn) for fn in CASES if structurable(fn) is None]
     assert len(paths) >= 160
     # Measured when the shapes went in (176 structurable of the 200): evictions 16%,
-    # fix-ups 6.8%, a swap or a cycle 13.6%, immediates 65%, edge splits 67%.
-    assert _share(["eviction" in p for p in paths]) >= 0.07
-    assert _share(["entry-fixup" in p for p in paths]) >= 0.025
-    assert _share(["swap" in p or "cycle" in p for p in paths]) >= 0.07
+    # fix-ups 6.8%, a swap or a cycle 13.6%, immediates 65%, edge splits 67%; with
+    # generator 8 (181 of the 200): evictions 23.8%, fix-ups 14.4%, cycles 13.3%, a swap
+    # or a cycle 17.7%, immediates 69.6%, edge splits 66.9%.
+    assert _share(["eviction" in p for p in paths]) >= 0.1
+    assert _share(["entry-fixup" in p for p in paths]) >= 0.07
+    assert _share(["cycle" in p for p in paths]) >= 0.07
+    assert _share(["swap" in p or "cycle" in p for p in paths]) >= 0.08
     assert _share(["immediate" in p for p in paths]) >= 0.4
     assert _share(["edge-split" in p for p in paths]) >= 0.4
 
 
 def test_programs_hold_rotating_phi_groups_of_mixed_sizes():
     groups = [_rotating_groups(fn) for fn in CASES]
-    assert _share([n > 0 for n in groups]) >= 0.05  # measured: 10%
+    assert _share([n > 0 for n in groups]) >= 0.07  # measured: 10%; generator 8: 14.5%
     sizes = {phi.dest.size for fn in CASES for block in fn.blocks for phi in block.phis()}
     assert sizes == {16, 32, 64}
 
@@ -94,12 +98,12 @@ def test_immediates_and_uniforms_go_into_phis():
         return any(isinstance(src.ref, kind) for block in fn.blocks for phi in block.phis()
                    for src in phi.srcs)
 
-    assert _share([sources(fn, Immediate) for fn in CASES]) >= 0.4  # measured: 68%
-    assert _share([sources(fn, Uniform) for fn in CASES]) >= 0.11  # measured: 22.5%
+    assert _share([sources(fn, Immediate) for fn in CASES]) >= 0.4  # measured: 68%; 8: 71.5%
+    assert _share([sources(fn, Uniform) for fn in CASES]) >= 0.11  # measured: 22.5%; 8: 24.5%
 
 
 def test_several_critical_edges_in_one_function():
-    assert _share([_critical_edges(fn) >= 2 for fn in CASES]) >= 0.24  # measured: 50.5%
+    assert _share([_critical_edges(fn) >= 2 for fn in CASES]) >= 0.24  # measured: 50.5%; 8: 44%
 
 
 def test_the_pressure_group_off_makes_no_rotating_groups_and_programs_verify():
@@ -110,6 +114,6 @@ def test_the_pressure_group_off_makes_no_rotating_groups_and_programs_verify():
         assert verify(fn) == [], seed
         with_groups += _rotating_groups(fn) > 0
         without += _rotating_groups(generate_program(ChoiceSource.from_seed(seed), off)) > 0
-    assert with_groups >= 7 and without <= with_groups // 4  # measured: 14 and 2
+    assert with_groups >= 7 and without <= with_groups // 4  # measured: 14 and 2; 8: 17 and 2
     assert "pressure" in Features.groups()
     assert not Features.all_on(address_heavy=True).pressure
