@@ -27,7 +27,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from agxir.counting import NestedCounters
 from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform, Value
@@ -35,6 +34,8 @@ from agxir.opcodes.spec import Src
 from agxir.opcodes.table import OPCODES
 from agxir.rewrite.concrete import CONCRETE
 from agxir.rewrite.pattern import Bind, Emit, Ins, NewImm, OneOf, Opnd, Rule, Use
+from agxir.rewrite.rule_index import NO_RULES, index_of, rules_for
+from agxir.rewrite.rule_index import header as pattern_header
 from agxir.verifier import IMMEDIATE_LIMITS
 
 ORDERS = ("forward", "backward")
@@ -417,30 +418,12 @@ def recording_near_misses() -> Iterator[set]:
 
 _NO_PATH: frozenset = frozenset()
 
-# A rule pattern -> the pattern without its sources. Weak keys: some passes build rules per
-# run (not-rev's single-use rules), and a pattern's id may be reused once it is collected.
-_HEADERS: WeakKeyDictionary = WeakKeyDictionary()
-
-
-def _header(pattern: Ins) -> Ins:
-    """`pattern` with no sources to match: its root's opcode, size, saturation and
-    attributes. Built past `Ins`'s checks, which reject a sources wildcard without focus."""
-    import copy
-
-    found = _HEADERS.get(pattern)
-    if found is None:
-        found = copy.copy(pattern)
-        object.__setattr__(found, "srcs", None)
-        _HEADERS[pattern] = found
-    return found
-
-
 def match_or_where(rule: Rule, root: Instruction, defs, position: int | None) -> Match | str:
     """What `match_at` (concrete) returns, or instead of None where the match failed:
     "root", "arity", "src<i>" or "precondition". The root's own fields are matched before
     its sources (`match_at` binds them after: bindings only ever agree or conflict, so the
     result is the same), which is what tells a failing source from a failing root."""
-    return _match_or_where(rule, _header(rule.pattern), root, defs, position)
+    return _match_or_where(rule, pattern_header(rule.pattern), root, defs, position)
 
 
 def _match_or_where(rule: Rule, header: Ins, root: Instruction, defs, position) -> Match | str:
@@ -485,7 +468,7 @@ def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool
     per walk and a whole-root rewrite ends the visit (Mesa's single forward walk); without it,
     rewriting repeats until no rule applies.
     """
-    by_root = _index(rules)
+    by_root = index_of(rules)
     defs = definitions(fn)
     namer = _LazyNamer(fn)
     changed = False
@@ -494,8 +477,8 @@ def apply_rules(fn: Function, rules, order: str = "forward", once_per_root: bool
         key = (root.opcode.name, dest.size if dest is not None else None)
         candidates = by_root.get(key)
         if candidates is None:  # most roots match no rule's root opcode
-            candidates = by_root[key] = _rules_for(by_root.rules, *key)
-        if candidates is _NONE:
+            candidates = by_root[key] = rules_for(by_root.rules, *key)
+        if candidates is NO_RULES:
             continue
         whole, focused = candidates
         done: set = set()
@@ -528,74 +511,9 @@ class _LazyNamer:
         return self.namer(hint)
 
 
-class _Index(dict):
-    """A rule table's rules by root: (opcode name, destination size or None) -> the rules
-    that can match such a root, in table order, as (whole-root rules with their headers,
-    focus rules with the opcodes the focus's definition must have, or None), or `_NONE`.
-    Filled in as roots are met; kept per rule table (`_index`)."""
-
-    def __init__(self, rules: tuple[Rule, ...]) -> None:
-        super().__init__()
-        self.rules = rules
-
-
-_NONE = ((), ())
-# id(rule table) -> (the table, its index), for tables given as tuples (the rule-table
-# passes' module constants); a list may change between calls, so it is indexed per call.
-_INDEXES: dict[int, tuple[tuple, _Index]] = {}
-_MAX_INDEXES = 256  # some passes build rules per run (not-rev): forget them all past this
-
-
-def _index(rules) -> _Index:
-    if isinstance(rules, tuple):
-        found = _INDEXES.get(id(rules))
-        if found is not None and found[0] is rules:
-            return found[1]
-        if len(_INDEXES) >= _MAX_INDEXES:
-            _INDEXES.clear()
-        index = _Index(rules)
-        _INDEXES[id(rules)] = (rules, index)
-        return index
-    return _Index(tuple(rules))
-
-
-def _may_root(pattern: Ins, opcode: str, size: int | None) -> bool:
-    """Whether a root of this opcode and destination size can match `pattern`'s root."""
-    if pattern.opcode is not None and opcode not in pattern.opcodes:
-        return False
-    if pattern.size is not None and (size is None or (isinstance(pattern.size, int)
-                                                      and pattern.size != size)):
-        return False
-    return True
-
-
-def _rules_for(rules: tuple[Rule, ...], opcode: str, size: int | None):
-    """The rules whose root may be `opcode` with a destination of `size`, in table order:
-    (whole-root, focused), as `_Index` holds them. A whole-root rule whose root's size
-    cannot match is left out (its match would fail at the root, where nothing is recorded);
-    a focus rule is left out only by opcode, since its focus is looked at first (a near
-    miss at the source)."""
-    whole = tuple(
-        (rule, _header(rule.pattern)) for rule in rules
-        if not rule.focused and _may_root(rule.pattern, opcode, size)
-    )
-    focused = tuple(
-        (rule, _focus_opcodes(rule)) for rule in rules
-        if rule.focused and (rule.pattern.opcode is None or opcode in rule.pattern.opcodes)
-    )
-    return (whole, focused) if whole or focused else _NONE
-
-
-def _focus_opcodes(rule: Rule) -> frozenset | None:
-    """The opcodes the focus's definition may have (empty: any), or None when the focus
-    need not be defined by an instruction."""
-    defined_by = rule.pattern.focus.defined_by
-    return None if defined_by is None else frozenset(defined_by.opcodes)
-
-
 def _first_rewrite(root, whole, focused, defs, done, namer) -> tuple[Any, list | None, Rule | None]:
     """The first rewrite at `root` (see `apply_rules`): (site, replacement, rule), or Nones.
-    `whole` and `focused` are the root's candidates as `_rules_for` gives them."""
+    `whole` and `focused` are the root's candidates as `rules_for` gives them."""
     if whole and None not in done:
         for rule, header in whole:
             built = _try(rule, header, root, defs, None, namer)
@@ -622,7 +540,7 @@ def _first_rewrite(root, whole, focused, defs, done, namer) -> tuple[Any, list |
 def _try(rule: Rule, header: Ins | None, root, defs, site, namer) -> list | None:
     """The replacement `rule` makes at `root` (at `site`), or None (and near misses noted)."""
     if _NEAR_MISSES:
-        found = _match_or_where(rule, header or _header(rule.pattern), root, defs, site)
+        found = _match_or_where(rule, header or pattern_header(rule.pattern), root, defs, site)
         if isinstance(found, str):
             if found != "root":  # the root's opcode matched, its fields did not
                 _NEAR_MISSES[-1].add((rule.name, found))
