@@ -875,7 +875,8 @@ class _Decoder:
         instructions: list[ir.Instruction] | None = None
         preds: list[ir.Block] = []
         general, readers, srcs, dests = self._instruction, self.readers, self.srcs, self.dests
-        self._seed()
+        if self.level != "machine":  # (allocated, an answer names registers, not values)
+            self._seed()
         block = self.block
         for line in lines:
             tokens = line.split()
