@@ -90,9 +90,15 @@ class _MachineVerifier:
         self.check_names()
         self.check_uniforms()
         for block in fn.blocks:
-            for succ in block.logical_successors or []:
+            successors = block.logical_successors or []
+            for succ in successors:
                 if succ not in self.block_set:
                     self.error(block, None, f"logical successor {succ.name} is not a block here")
+            for twice in {succ for succ in successors if successors.count(succ) > 1}:
+                # as the SSA verifier's "the two targets must differ": one logical edge per
+                # pair of blocks, which phis (a source per predecessor) and edge splitting
+                # (out-of-ssa) rely on
+                self.error(block, None, f"logical successor {twice.name} is listed twice")
         for block in fn.blocks:
             self.layout(block)
             for index, ins in enumerate(block.instructions):

@@ -190,3 +190,13 @@ def test_a_machine_phi_must_write_a_register_of_its_sources_size():
 
 def test_a_clone_verifies_like_the_original():
     assert _messages(clone_function(parse_function(VALID))) == []
+
+
+def test_a_logical_successor_listed_twice_is_an_error():
+    """One logical edge per pair of blocks, as the SSA verifier's two targets must differ:
+    out-of-ssa's edge splitting counts edges, and split `-> join, join` into an invalid
+    function (found merging the passes' predecessor lists, issue 22)."""
+    fn = parse_function(
+        "func.exec @dup(u0:32) {\nentry: -> join, join\n  %a:32 = iadd u0, #1 shift=0\n"
+        "join:\n  export %a slot=0\n  stop\n}\n")
+    assert any("logical successor join is listed twice" in str(e) for e in verify(fn))
