@@ -725,16 +725,14 @@ class _Decoder:
         """Every value of the input made at once, under its destination token and its
         unmodified source token (an answer reads most of them): what reading them one by
         one would make, without a miss per token. A value Mesa made is read as it comes."""
-        values, srcs, dests = self.values, self.srcs, self.dests
-        known = self.names.values
-        tokens = _value_tokens(len(known))[1]
-        for index, source in known.items():
-            if index in values:
-                continue
-            value = values[index] = ir.Value(source.name, source.size)
-            token = tokens[source.size][index]
-            dests[token] = value
-            srcs[token] = _operand(value)
+        known = {index: source for index, source in self.names.values.items()
+                 if index not in self.values}
+        tokens = _value_tokens(max(known, default=0) + 1)[1]
+        made = [ir.Value(source.name, source.size) for source in known.values()]
+        spelled = [tokens[source.size][index] for index, source in known.items()]
+        self.values.update(zip(known, made))
+        self.dests.update(zip(spelled, made))
+        self.srcs.update(zip(spelled, map(_operand, made)))
 
     def _src(self, token: str) -> ir.Operand:
         kind, value, bits, mods = _token(token)
