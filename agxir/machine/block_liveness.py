@@ -1,5 +1,6 @@
 """Backward liveness over the logical CFG of a register-level function, for whatever unit a
-pass tracks: 16-bit halves (`fuse-exec-cmp`) or vreg indices (`vreg-ra`).
+pass tracks: 16-bit halves (`fuse-exec-cmp`) or vreg indices (`vreg-ra`,
+`reuse-conversion`).
 
 Registers are not SSA, so there is no value to follow: a unit is live where some path over
 the logical CFG (each lane follows it; inactive lanes keep their registers) reads it
@@ -22,8 +23,12 @@ __all__ = ["Accesses", "live_after", "live_out"]
 Accesses = Callable[[Instruction], tuple[set, set]]
 
 
-def live_out(blocks: Iterable[Block], accesses: Accesses) -> dict[Block, set]:
-    """The units some path over the logical CFG may read after each block before a kill."""
+def live_out(blocks: Iterable[Block], accesses: Accesses,
+             successors: Callable[[Block], list[Block]] | None = None) -> dict[Block, set]:
+    """The units some path over the logical CFG may read after each block before a kill.
+    `successors`: a block's logical successors (default `Block.successors`; a zoo variant
+    of a pass may walk others)."""
+    successors = successors or (lambda block: block.successors)
     blocks = list(blocks)
     local: dict[Block, tuple[set, set]] = {}
     for block in blocks:
@@ -41,7 +46,7 @@ def live_out(blocks: Iterable[Block], accesses: Accesses) -> dict[Block, set]:
     while changed:
         changed = False
         for block in reversed(blocks):
-            out = set().union(*(live_in.get(s, set()) for s in block.successors))
+            out = set().union(*(live_in.get(s, set()) for s in successors(block)))
             out_of[block] = out
             new_in = local[block][0] | (out - local[block][1])
             if new_in != live_in[block]:

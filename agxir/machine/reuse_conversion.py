@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agxir.ir import Block, Function, Instruction, VirtualRegister
+from agxir.machine.block_liveness import live_after, live_out
 from agxir.machine.vreg_alloc import (
     killed_indices,
     read_indices,
@@ -88,37 +89,16 @@ class ConversionReuse:
         """The indices an instruction reads, for liveness."""
         return read_indices(ins)
 
+    def accesses(self, ins: Instruction) -> tuple[set[int], set[int]]:
+        return self.reads(ins), self.kills(ins)
+
     def block_live_out(self) -> dict[Block, set[int]]:
         """The indices live out of each block, over `successors` to a fixpoint."""
-        blocks = self.fn.blocks
-        uses: dict[Block, set[int]] = {}
-        kills: dict[Block, set[int]] = {}
-        for block in blocks:
-            used: set[int] = set()
-            killed: set[int] = set()
-            for ins in block.instructions:
-                used |= self.reads(ins) - killed
-                killed |= self.kills(ins)
-            uses[block], kills[block] = used, killed
-        live_in: dict[Block, set[int]] = {b: set() for b in blocks}
-        live_out: dict[Block, set[int]] = {b: set() for b in blocks}
-        changed = True
-        while changed:
-            changed = False
-            for block in reversed(blocks):
-                out = set().union(*(live_in[s] for s in self.successors(block)))
-                new_in = uses[block] | (out - kills[block])
-                if out != live_out[block] or new_in != live_in[block]:
-                    live_out[block], live_in[block] = out, new_in
-                    changed = True
-        return live_out
+        return live_out(self.fn.blocks, self.accesses, self.successors)
 
     def live_after(self, block: Block, index: int) -> set[int]:
         """The indices live just after instruction `index` of `block`."""
-        live = set(self.live_out[block])
-        for ins in reversed(block.instructions[index + 1:]):
-            live = (live - self.kills(ins)) | self.reads(ins)
-        return live
+        return live_after(self.live_out[block], block, index, self.accesses)
 
     def reach(self, start: Position | None, stops) -> list[Position]:
         """The instructions control reaches after `start` (from the entry when None) without
