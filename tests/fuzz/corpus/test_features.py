@@ -65,7 +65,7 @@ def test_near_misses_are_looked_for_only_while_someone_listens(monkeypatch):
     def fail(*args):
         raise AssertionError("near misses looked for with no listener")
 
-    monkeypatch.setattr(matcher_module, "match_or_where", fail)
+    monkeypatch.setattr(matcher_module, "_match_or_where", fail)  # what recording runs
     fn = parse_function(CMPSEL.replace("IMM", "1"))
     registered("cmpsel").run(fn)  # nobody listens: the matcher's own path
     with pytest.raises(AssertionError), recording_near_misses():
