@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agxir.text import parse_function, print_function
 from agxir.text.printer import format_instruction
-from fuzz.mesa import wire
+from fuzz.mesa import wire, wire_decode, wire_encode
 from fuzz.mesa.client import output_level, run_passes
 from fuzz.mesa.opcodes import untranslatable
 from fuzz.passes_under_test import registered
@@ -100,12 +100,12 @@ def test_fast_constructors_make_what_the_classes_make():
 
     value = ir.Value("a", 32)
     for mods in ((False, False), (True, False), (False, True), (True, True)):
-        made, real = wire._operand(value, *mods), ir.Operand(value, *mods)
+        made, real = wire_decode._operand(value, *mods), ir.Operand(value, *mods)
         assert made == real and hash(made) == hash(real)
         assert list(vars(made).items()) == list(vars(real).items())
     row = opcodes_for_level("exec")["iadd"]
     args = (row, value, [ir.Operand(value), ir.Operand(ir.Immediate(3))], {"shift": 1}, [], True)
-    made, real = wire._make_instruction(*args), ir.Instruction(*args)
+    made, real = wire_decode._make_instruction(*args), ir.Instruction(*args)
     assert list(vars(made).items()) == list(vars(real).items())
 
 
@@ -129,7 +129,7 @@ def test_short_paths_agree_with_the_general_ones(client):
                   if fn.level == "machine" and not untranslatable(fn)]
     shorts = {"encode": 0, "decode": 0}
     for fn in functions:
-        encoder = wire._Encoder(fn)
+        encoder = wire_encode._Encoder(fn)
         preds = encoder.predecessors()
         for block in fn.blocks:
             for ins in block.instructions:
@@ -142,18 +142,18 @@ def test_short_paths_agree_with_the_general_ones(client):
             if result.status != "ok":
                 continue
             level = output_level(fn, passes)
-            fast = wire._Decoder(names, level).decode(result.lines)
-            general = wire._Decoder(names, level)
+            fast = wire_decode._Decoder(names, level).decode(result.lines)
+            general = wire_decode._Decoder(names, level)
             general.readers = {}
             general = general.decode(result.lines)
             assert print_function(fast[0]) == print_function(general[0])
             assert [_spelled(ins) for ins in fast[0].instructions()] == [
                 _spelled(ins) for ins in general[0].instructions()]
             assert (fast[1] and vars(fast[1])) == (general[1] and vars(general[1]))
-            decoder = wire._Decoder(names, level)
+            decoder = wire_decode._Decoder(names, level)
             decoder._seed()
             for tokens in (line.split() for line in result.lines):
-                if tokens[0] != "i" or tokens[1] not in wire.SIMPLE_READBACK:
+                if tokens[0] != "i" or tokens[1] not in wire_decode.SIMPLE_READBACK:
                     continue
                 preds_here = [decoder.block(0)]
                 assert _spelled(decoder.instruction(tokens, preds_here)) == _spelled(
