@@ -9,22 +9,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fuzz.mesa.variants import Patch, parse_patch
+from fuzz.mesa import variants
+from fuzz.mesa.variants import Patch
 
 HERE = Path(__file__).parent
 ENV = "AGXFUZZ_MESA_FIXES"  # set to 1: every process's bridge is the fixed one
 
 
 def names() -> list[str]:
-    return sorted(path.stem for path in HERE.glob("*.patch"))
+    return variants.names(HERE)
 
 
 def load(name: str) -> Patch:
     """The fix `NAME` (KeyError when there is none)."""
-    path = HERE / f"{name}.patch"
-    if not path.is_file():
-        raise KeyError(name)
-    return parse_patch(name, path.read_text())
+    return variants.load(name, HERE)
 
 
 def all_fixes() -> list[Patch]:

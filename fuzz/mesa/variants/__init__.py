@@ -83,16 +83,17 @@ def parse_patch(name: str, text: str) -> Patch:
     return Patch(name, text, tuple((path, tuple(hunks)) for path, hunks in files))
 
 
-def load(name: str) -> Patch:
-    """The patch `NAME` of this directory (KeyError when there is none)."""
-    path = HERE / f"{name}.patch"
+def load(name: str, directory: Path = HERE) -> Patch:
+    """The patch `NAME` of `directory` (default this one; fuzz/mesa/fixes keeps its own),
+    KeyError when there is none."""
+    path = directory / f"{name}.patch"
     if not path.is_file():
         raise KeyError(name)
     return parse_patch(name, path.read_text())
 
 
-def names() -> list[str]:
-    return sorted(path.stem for path in HERE.glob("*.patch"))
+def names(directory: Path = HERE) -> list[str]:
+    return sorted(path.stem for path in directory.glob("*.patch"))
 
 
 def apply(patch: Patch, read) -> dict[str, str]:
