@@ -36,7 +36,8 @@ request = json.loads(sys.argv[1])
 sys.path.insert(0, request["tree"])
 import numpy as np
 from agxir.text import parse_function, print_function
-from fuzz.campaign import CampaignConfig, build_case
+from fuzz.campaign import CampaignConfig
+from fuzz.generate import build_case
 from fuzz.commands.units import units_under_test
 from fuzz.harness import Harness
 from oracles.inputs import InputSet

@@ -13,7 +13,6 @@ finding's record carries its program's choice bytes and origin, so it replays on
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 import signal
@@ -25,6 +24,9 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait as wait_for
 
 from fuzz.findings import FindingStore
+
+# Re-exported: fuzz.stats.runner and fuzz.mesa.agree still import it from here.
+from fuzz.generate.cases import program_seed  # noqa: F401
 from fuzz.harness import Finding, Harness, Stats
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.processes import (
@@ -39,11 +41,6 @@ from fuzz.processes import (
     unstamp,
     watchdog_seconds,
 )
-
-
-def program_seed(seed: int, index: int) -> int:
-    digest = hashlib.sha256(f"agxfuzz:{seed}:{index}".encode()).digest()
-    return int.from_bytes(digest[:8], "little")
 
 
 @dataclass
@@ -127,20 +124,6 @@ class CampaignResult:
     @property
     def programs_per_second(self) -> float:
         return self.stats.programs / self.seconds if self.seconds else 0.0
-
-
-def build_case(seed: int, index: int, config: CampaignConfig):
-    from fuzz.generate import ChoiceSource, Features, generate_inputs, generate_program
-
-    source = ChoiceSource.from_seed(program_seed(seed, index))
-    if config.mesa_translatable:
-        from fuzz.mesa.translatable import translatable_case
-
-        return translatable_case(source, config)
-    features = Features.from_source(source, address_heavy=config.address_heavy)
-    fn = generate_program(source, features, size=config.size)
-    inputs = generate_inputs(fn, source, threads=config.threads, sets=config.sets)
-    return fn, inputs
 
 
 def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop,

@@ -35,16 +35,33 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from fuzz.corpus.db import CampaignDB
 from fuzz.corpus.entry import CorpusEntry
 from fuzz.corpus.features import CoverageSampler, feature_kind
 from fuzz.corpus.mutate import mutate
+from fuzz.findings import write_atomically
+from fuzz.generate import GENERATOR_VERSION, ChoiceSource
+from fuzz.generate.cases import CaseOptions, build_case, build_from, program_seed
 
-__all__ = ["MUTANT_SHARE", "Case", "CampaignCorpus", "WorkerGuide", "case_program"]
+__all__ = ["MUTANT_SHARE", "Case", "CampaignCorpus", "GuideOptions", "WorkerGuide",
+           "case_program"]
 
 # Half of the programs mutate corpus entries once there are any: the other half keeps
 # drawing fresh programs, which is what finds features no mutant is near.
 MUTANT_SHARE = 0.5
+
+
+class GuideOptions(CaseOptions, Protocol):
+    """What guidance reads of a campaign's configuration (`fuzz.campaign.CampaignConfig`
+    has these; named here so this module need not import the campaign, which imports it)."""
+
+    seed: int
+    guidance: bool
+    shared_corpus: bool
+    coverage_every: int
+    db: CampaignDB | None
 
 
 @dataclass(frozen=True)
@@ -69,36 +86,20 @@ class Case:
         return data
 
 
-def build(source, config):
-    """The program and input sets `config` asks for, drawn from `source`."""
-    from fuzz.generate import Features, generate_inputs, generate_program
-
-    flags = Features.from_source(source, address_heavy=config.address_heavy)
-    fn = generate_program(source, flags, size=config.size)
-    return fn, generate_inputs(fn, source, threads=config.threads, sets=config.sets)
-
-
-def fresh(seed: int, index: int, config):
+def fresh(seed: int, index: int, config: GuideOptions):
     """(case, fn, inputs) of the recorded fresh program `index` of `seed`."""
-    from fuzz.campaign import program_seed
-    from fuzz.generate import ChoiceSource
-
     source = ChoiceSource.recording(program_seed(seed, index))
-    fn, inputs = build(source, config)
+    fn, inputs = build_from(source, config)
     return Case(index, source.recorded(), f"seed {seed} program {index}"), fn, inputs
 
 
-def replay(choices: bytes, config, frames: list | None = None):
-    from fuzz.generate import ChoiceSource
-
-    return build(ChoiceSource.from_bytes(choices, frames), config)
+def replay(choices: bytes, config: GuideOptions, frames: list | None = None):
+    return build_from(ChoiceSource.from_bytes(choices, frames), config)
 
 
-def case_program(config, case: Case | None, index: int):
+def case_program(config: GuideOptions, case: Case | None, index: int):
     """The program and inputs of a case (None: blind program `index`)."""
     if case is None or case.choices is None:
-        from fuzz.campaign import build_case
-
         return build_case(config.seed, index, config)
     return replay(case.choices, config)
 
@@ -106,9 +107,7 @@ def case_program(config, case: Case | None, index: int):
 class WorkerGuide:
     """One worker's corpus, the features it has seen, and its coverage sampler."""
 
-    def __init__(self, config, entries: list[CorpusEntry] = ()):
-        from fuzz.generate import GENERATOR_VERSION
-
+    def __init__(self, config: GuideOptions, entries: list[CorpusEntry] = ()):
         self.config = config
         self.on = config.guidance
         self.version = GENERATOR_VERSION
@@ -146,8 +145,6 @@ class WorkerGuide:
         """(case, fn, inputs, frames) of program `index`."""
         config = self.config
         if not self.on:
-            from fuzz.campaign import build_case
-
             fn, inputs = build_case(config.seed, index, config)
             return Case(index, None, "blind"), fn, inputs, None
         rng = random.Random(f"agxfuzz-guide:{config.seed}:{index}")
@@ -188,9 +185,7 @@ class CampaignCorpus:
     features new to the campaign and to the stored corpus, kept in the campaign database
     when there is one."""
 
-    def __init__(self, config):
-        from fuzz.generate import GENERATOR_VERSION
-
+    def __init__(self, config: GuideOptions):
         self.db = config.db
         self.on = config.guidance
         self.shared = config.guidance and config.shared_corpus
@@ -243,9 +238,6 @@ class CampaignCorpus:
 def annotate_record(path, case: Case) -> None:
     """Add where the program came from to a finding's record (its choice bytes replay it;
     for a mutant, which entry and mutations made it)."""
-    from fuzz.findings import write_atomically
-    from fuzz.generate import GENERATOR_VERSION
-
     path = Path(path)
     try:
         data = json.loads(path.read_text())

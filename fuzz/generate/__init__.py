@@ -11,7 +11,8 @@ shapes, dominators on integer graphs), `operations` (operands and per-opcode emi
 optimizer rewrites), `exec_cmp_shapes`, `conversion_shapes` and `schedule_shapes` (what
 fuse-exec-cmp, reuse-conversion and pressure-schedule act on), `pressure_shapes` (what puts
 the register allocator and copy lowering under pressure), `program` (generate_program),
-`inputs` (generate_inputs).
+`inputs` (generate_inputs), `cases` (program_seed, build_case: a campaign's
+program i of seed S).
 
 `GENERATOR_VERSION` names the meaning of a choice stream: bump it whenever a builder
 consumes choices differently, so a stored corpus of byte strings or seeds is re-keyed
@@ -19,6 +20,7 @@ rather than silently replayed as different programs.
 """
 
 from fuzz.generate.address_shapes import ADDRESS_SHAPES, address_shapes
+from fuzz.generate.cases import build_case, program_seed
 from fuzz.generate.cfg_shapes import CFGShape, Loop, Region, generate_cfg, shape_function
 from fuzz.generate.choices import ChoiceSource, Weighted
 from fuzz.generate.features import Features
@@ -49,8 +51,10 @@ __all__ = [
     "SITES",
     "Weighted",
     "address_shapes",
+    "build_case",
     "generate_cfg",
     "generate_inputs",
     "generate_program",
+    "program_seed",
     "shape_function",
 ]

@@ -17,7 +17,8 @@ from agxir.machine.lower_cf import structurable
 from agxir.machine.pipeline import MACHINE_PASSES
 from agxir.text import parse_function
 from agxir.verifier import verify
-from fuzz.campaign import CampaignConfig, build_case
+from fuzz.campaign import CampaignConfig
+from fuzz.generate import build_case
 from fuzz.harness import Harness
 from fuzz.passes_under_test import PassUnderTest, python_pass, registered
 from fuzz.zoo import exec_cmp_variants as zoo

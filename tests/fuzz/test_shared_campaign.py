@@ -72,17 +72,18 @@ def test_shards_split_the_programs_of_a_seed_and_replay_them(tmp_path, monkeypat
     """Shard K of N checks programs K-1, K-1+N, ...; its workers share that slice; the
     shards together check what one unsharded run does, each program once."""
     import fuzz.campaign as campaign
+    import fuzz.corpus.guided as guided
     from fuzz.passes_under_test import registered
 
     log = tmp_path / "indices"
-    original = campaign.build_case
+    original = guided.build_case
 
     def logging_build_case(seed, index, config):  # runs in the forked workers
         with open(log, "a") as stream:
             stream.write(f"{config.shard[0]} {index}\n")
         return original(seed, index, config)
 
-    monkeypatch.setattr(campaign, "build_case", logging_build_case)
+    monkeypatch.setattr(guided, "build_case", logging_build_case)
     for shard, jobs in (((1, 3), 2), ((2, 3), 1), ((3, 3), 2), ((2, 3), 2)):
         config = campaign.CampaignConfig(seed=4, pipelines=[[registered("dce")]], examples=20,
                                          jobs=jobs, shard=shard, reduce_seconds=0)

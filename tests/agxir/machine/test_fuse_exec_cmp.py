@@ -16,7 +16,8 @@ from agxir.machine.lower_cf import structurable
 from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
-from fuzz.campaign import CampaignConfig, build_case
+from fuzz.campaign import CampaignConfig
+from fuzz.generate import build_case
 from fuzz.zoo import exec_cmp_variants as zoo
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction

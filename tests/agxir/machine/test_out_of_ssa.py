@@ -11,7 +11,8 @@ from agxir.machine.lower_cf import lower_cf, structurable
 from agxir.machine.out_of_ssa import PARALLEL_COPY, logical_end, out_of_ssa, split_critical_edges
 from agxir.text import parse_function
 from agxir.verifier import verify
-from fuzz.campaign import CampaignConfig, build_case
+from fuzz.campaign import CampaignConfig
+from fuzz.generate import build_case
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

@@ -15,7 +15,8 @@ from agxir.machine.ra_file import RegisterFile
 from agxir.machine.regalloc import RegisterBoundExceeded, allocate, run_ra
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
-from fuzz.campaign import CampaignConfig, build_case
+from fuzz.campaign import CampaignConfig
+from fuzz.generate import build_case
 from oracles.inputs import random_input_sets
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

@@ -13,7 +13,8 @@ from agxir.machine.regalloc import RegisterBoundExceeded
 from agxir.machine.vreg_alloc import colour, interference, vreg_liveness, vreg_ra
 from agxir.text import parse_function
 from agxir.verifier import verify
-from fuzz.campaign import CampaignConfig, build_case
+from fuzz.campaign import CampaignConfig
+from fuzz.generate import build_case
 from oracles.inputs import random_input_sets
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

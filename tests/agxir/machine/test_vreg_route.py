@@ -6,7 +6,8 @@ from agxir.machine.out_of_ssa import out_of_ssa
 from agxir.machine.vreg_alloc import interference, vreg_ra
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
-from fuzz.campaign import CampaignConfig, build_case
+from fuzz.campaign import CampaignConfig
+from fuzz.generate import build_case
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave
 from oracles.machine.ra_checker import check_allocation

@@ -265,7 +265,8 @@ def test_every_mutated_allocation_whose_outputs_differ_is_flagged(route):
     from agxir.machine.out_of_ssa import out_of_ssa
     from agxir.machine.regalloc import run_ra
     from agxir.machine.vreg_alloc import vreg_ra
-    from fuzz.campaign import CampaignConfig, build_case
+    from fuzz.campaign import CampaignConfig
+    from fuzz.generate import build_case
     from oracles.outcomes import Returned, first_difference
 
     rng = random.Random(7)

@@ -359,7 +359,8 @@ def test_the_interpreter_and_z3_agree_on_generated_programs():
     programs under wrong passes (a lost export: written-ness; lost stores: memory; a
     compare fused under any condition: values), one thread at a time (z3's scope), a
     difference the interpreter sees is never proved, and every z3 counterexample replays."""
-    from fuzz.campaign import CampaignConfig, build_case
+    from fuzz.campaign import CampaignConfig
+    from fuzz.generate import build_case
     from fuzz.zoo import variants
     from oracles.outcomes import first_difference
 
