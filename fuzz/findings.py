@@ -133,6 +133,8 @@ def finding_record(finding: Finding, *, seed, index, shard, flags) -> bytes:
         "program": finding.program,
         "input_set": finding.input_set.to_json() if finding.input_set else None,
         "seed": seed, "program_index": index, "shard": shard, "flags": list(flags),
+        # Only an oracle that builds its signature from structured errors sets one.
+        **({"signature_key": finding.signature_key} if finding.signature_key is not None else {}),
     }, sort_keys=True).encode()
 
 
@@ -143,7 +145,7 @@ def finding_from_record(record: bytes) -> tuple[Finding, dict]:
     data = json.loads(record)
     input_set = InputSet.from_json(data["input_set"]) if data.get("input_set") else None
     finding = Finding(data["pass"], data["oracle"], data["message"], tuple(data["pipeline"]),
-                      data["program"], input_set)
+                      data["program"], input_set, data.get("signature_key"))
     return finding, data
 
 

@@ -22,7 +22,6 @@ or near-missed, which oracle paths ran. A guided campaign keeps programs that re
 from __future__ import annotations
 
 import gc
-import re
 import signal
 import threading
 from collections import Counter
@@ -46,12 +45,19 @@ from agxir.text import print_function
 from fuzz.corpus import features as feature
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.processes import WALL_BACKSTOP, PassMemoryLimit, pass_memory_limit
-from fuzz.step_oracles import ORACLES, PROMOTING_PASSES, STEP_ORACLES, Step
+from fuzz.step_oracles import (
+    ORACLES,
+    PROMOTING_PASSES,
+    STEP_ORACLES,
+    Step,
+    Verdict,
+    normalized,
+)
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
 from oracles.outcomes import Outcome
 
-__all__ = ["ORACLES", "PROMOTING_PASSES", "Finding", "Harness", "Stats"]
+__all__ = ["ORACLES", "PROMOTING_PASSES", "Finding", "Harness", "Stats", "normalized"]
 
 INPUT = "(input)"  # the name findings use for the program before any pass
 
@@ -64,17 +70,14 @@ class Finding:
     pipeline: tuple[str, ...]  # the passes run, ending with the one that failed
     program: str  # the text given to the pipeline
     input_set: InputSet | None = None
+    # What the signature says of the message, when the oracle built it from its errors'
+    # kind and fields (fuzz.step_oracles.Verdict); None: the message, blanked (`normalized`).
+    signature_key: str | None = None
 
     @property
     def signature(self) -> str:
-        return f"{self.pass_name}|{self.oracle}|{normalized(self.message)}"
-
-
-def normalized(message: str) -> str:
-    """A message with names and numbers blanked, so one bug gives one signature."""
-    message = re.sub(r"%\w+", "%_", message)
-    message = re.sub(r"\b[0-9a-f]{8}\b", "N", message)  # memory words shown as bare hex
-    return re.sub(r"\b(0x[0-9a-fA-F]+|\d+)\b", "N", message)
+        key = normalized(self.message) if self.signature_key is None else self.signature_key
+        return f"{self.pass_name}|{self.oracle}|{key}"
 
 
 @dataclass
@@ -360,7 +363,7 @@ class Harness:
         self.features: set[str] = set()  # what the last program checked reached
         self._outcomes: dict[str, list[Outcome]] = {}
         self._liveness: dict[str, str | None] = {}
-        self._verdicts: dict[tuple, tuple[str, str, InputSet | None] | None] = {}
+        self._verdicts: dict[tuple, tuple[str, Verdict] | None] = {}
         self._runs: dict[tuple, _PassRun] = {}  # (pass name, pass, input text) -> the run
         self._declined = False
         self._unallocatable = False
@@ -387,8 +390,8 @@ class Harness:
             self._outcomes[key] = found
         return found
 
-    def step_verdict(self, step: Step) -> tuple[str, str, InputSet | None] | None:
-        """The first oracle that rejects `step`: (oracle, message, input set).
+    def step_verdict(self, step: Step) -> tuple[str, Verdict] | None:
+        """The first oracle that rejects `step`: (oracle, its verdict).
 
         Pipelines share prefixes (every machine pipeline starts with lower-cf, two with ra),
         so a third of the steps of a program are ones already judged: the same pass, the same
@@ -404,7 +407,7 @@ class Harness:
             if oracle.applies(self, step):
                 verdict = oracle.check(self, step)
                 if verdict is not None:
-                    found = oracle.name, verdict.message, verdict.input_set
+                    found = oracle.name, verdict
                     break
         self._verdicts[key] = found
         return found
@@ -488,8 +491,9 @@ class Harness:
             _collect_young()  # the garbage of the step before (see `_young_collections`)
             names.append(step.name)
 
-            def found(oracle: str, message: str, input_set=None, step=step) -> Finding:
-                return Finding(step.name, oracle, message, tuple(names), original, input_set)
+            def found(oracle: str, message: str, input_set=None, key=None, step=step) -> Finding:
+                return Finding(step.name, oracle, message, tuple(names), original, input_set,
+                               key)
 
             key = (step.name, step.run, current_text)
             run = self._runs.get(key)
@@ -565,8 +569,8 @@ class Harness:
                 Step(step.name, current, current_text, work, after, fn, original)
             )
             if verdict is not None:
-                oracle, message, input_set = verdict
-                return found(oracle, message, input_set)
+                oracle, judged = verdict
+                return found(oracle, judged.message, judged.input_set, judged.signature_key)
             current, current_text = work, after
             if work.level == "exec":
                 exec_fn = work

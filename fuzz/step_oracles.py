@@ -7,15 +7,21 @@ input set that shows it, when there is one). The harness loops over `STEP_ORACLE
 order and reports the first verdict; a new oracle joins by adding a row here, not another
 branch in the harness.
 
+A verdict's signature key is what a finding's signature says of its message, so that one
+bug gives one signature. An oracle with structured errors builds it from their kind and
+fields (the RA checker: `ra_signature_key`); for the others it is the message with names
+and numbers blanked (`normalized`). An oracle asks the harness only what `Judge` lists.
+
 The crash, timeout and no-change oracles are about running the pass itself and stay in
 the harness.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agxir.ir import Function
 from oracles.inputs import InputSet
@@ -23,6 +29,7 @@ from oracles.outcomes import (
     RETRY_FACTOR,
     STATIC_FACTOR,
     STEP_FACTOR,
+    Outcome,
     OutOfFuel,
     Returned,
     first_difference,
@@ -31,7 +38,7 @@ from oracles.outcomes import (
 )
 
 if TYPE_CHECKING:
-    from fuzz.harness import Harness
+    from oracles.machine.ra_checker import AlignmentError, Meaning, RAError
 
 # Passes that promote 32-bit address math to 64 bits: after them, z3 proves the promotion
 # cannot overflow (the invariant of seed 001), on loop-free programs.
@@ -88,35 +95,90 @@ def _has(fn: Function, opcode: str) -> bool:
 class Verdict:
     message: str
     input_set: InputSet | None = None
+    signature_key: str | None = None  # None: `normalized(message)`
+
+
+def normalized(message: str) -> str:
+    """A message with names and numbers blanked, so one bug gives one signature."""
+    message = re.sub(r"%\w+", "%_", message)
+    message = re.sub(r"\b[0-9a-f]{8}\b", "N", message)  # memory words shown as bare hex
+    return re.sub(r"\b(0x[0-9a-fA-F]+|\d+)\b", "N", message)
+
+
+def _shape(meaning: Meaning) -> str:
+    """What a signature says of a value a register should or may hold: an SSA value's name
+    blanked, a vreg's kept and its width blanked (`v7:N`), a piece other than 0 as `[N]`."""
+    base = "%_" if meaning.vreg_size is None else f"{meaning.name}:N"
+    return base + ("[N]" if meaning.piece else "")
+
+
+def ra_signature_key(error: RAError | AlignmentError) -> str:
+    """An RA-checker error's signature key, from its kind and fields: the block and the
+    register as they are, the instructions' texts with names and numbers blanked, each
+    value by its `_shape`. It equals the key the message gave when signatures were read
+    off messages, so a finding keeps the signature it had."""
+    from oracles.machine.ra_checker import RAErrorKind
+
+    kind = error.kind
+    if kind is RAErrorKind.WRONG_VALUE:
+        held = ", ".join(_shape(m) for m in error.held) or "nothing the program defined"
+        return (f"in {error.block}, `{normalized(error.instruction)}`: {error.register} "
+                f"should hold {_shape(error.value)} but may hold {held}")
+    if kind is RAErrorKind.BLOCKS_DIFFER:
+        return "the allocated program's blocks differ from its input's"
+    expected = "nothing" if error.expected is None else normalized(error.expected)
+    if kind is RAErrorKind.MISSING_INSTRUCTION:
+        return f"in {error.block}, `{expected}` is missing"
+    return (f"in {error.block}, `{normalized(error.instruction or '')}` stands where the "
+            f"input has `{expected}`")
+
+
+class _Counts(Protocol):
+    inconclusive: int
+
+
+class Judge(Protocol):
+    """What a step oracle may ask of the harness that runs it (fuzz.harness.Harness)."""
+
+    fuel: int
+    input_sets: Sequence[InputSet]
+    check_liveness: bool
+    tv_threads: int
+    promotion_ms: int
+    stats: _Counts
+
+    def outcomes(self, fn: Function, text: str, fuel: int | None = None) -> list[Outcome]: ...
+
+    def liveness_difference(self, fn: Function, text: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
 class StepOracle:
     name: str
-    applies: Callable[[Harness, Step], bool]
-    check: Callable[[Harness, Step], Verdict | None]
+    applies: Callable[[Judge, Step], bool]
+    check: Callable[[Judge, Step], Verdict | None]
 
 
-def _verifier(harness: Harness, step: Step) -> Verdict | None:
+def _verifier(harness: Judge, step: Step) -> Verdict | None:
     from agxir.verifier import verify
 
     errors = verify(step.after)
     return Verdict(str(errors[0])) if errors else None
 
 
-def _encoding(harness: Harness, step: Step) -> Verdict | None:
+def _encoding(harness: Judge, step: Step) -> Verdict | None:
     from oracles.encoding import encoding_failure
 
     problem = encoding_failure(step.before, step.after)
     return Verdict(str(problem)) if problem else None
 
 
-def _liveness(harness: Harness, step: Step) -> Verdict | None:
+def _liveness(harness: Judge, step: Step) -> Verdict | None:
     difference = harness.liveness_difference(step.after, step.after_text)
     return Verdict(difference) if difference else None
 
 
-def _refinement(harness: Harness, step: Step) -> Verdict | None:
+def _refinement(harness: Judge, step: Step) -> Verdict | None:
     """The output refines its input per input set. A machine-level output is compared with
     the SSA program the pipeline started from: that is what it must still compute.
 
@@ -164,14 +226,14 @@ def _refinement(harness: Harness, step: Step) -> Verdict | None:
     return None
 
 
-def _tv(harness: Harness, step: Step) -> Verdict | None:
+def _tv(harness: Judge, step: Step) -> Verdict | None:
     from oracles.smt.refinement import tv_finding
 
     failure = tv_finding(step.before, step.after, harness.tv_threads)
     return Verdict(*failure) if failure else None
 
 
-def _promotion(harness: Harness, step: Step) -> Verdict | None:
+def _promotion(harness: Judge, step: Step) -> Verdict | None:
     from oracles.smt.promotion import promotion_failures
 
     threads = max(s.threads for s in harness.input_sets)
@@ -182,35 +244,37 @@ def _promotion(harness: Harness, step: Step) -> Verdict | None:
     return Verdict(failures[0]) if failures else None
 
 
-def _ra_checker(harness: Harness, step: Step) -> Verdict | None:
+def _ra_checker(harness: Judge, step: Step) -> Verdict | None:
     from oracles.machine.ra_checker import check_allocation
 
     errors = check_allocation(step.before, step.after)
-    return Verdict(str(errors[0])) if errors else None
+    if not errors:
+        return None
+    return Verdict(str(errors[0]), signature_key=ra_signature_key(errors[0]))
 
 
-def _copy_checker(harness: Harness, step: Step) -> Verdict | None:
+def _copy_checker(harness: Judge, step: Step) -> Verdict | None:
     from oracles.machine.copy_checker import check_copy_lowering
 
     errors = check_copy_lowering(step.before, step.after)
     return Verdict(str(errors[0])) if errors else None
 
 
-def _demand(harness: Harness, step: Step) -> Verdict | None:
+def _demand(harness: Judge, step: Step) -> Verdict | None:
     from oracles.machine.pressure_oracle import demand_difference
 
     difference = demand_difference(step.before, step.after)
     return Verdict(difference) if difference else None
 
 
-def _pressure(harness: Harness, step: Step) -> Verdict | None:
+def _pressure(harness: Judge, step: Step) -> Verdict | None:
     from oracles.machine.schedule_oracle import pressure_rise
 
     rise = pressure_rise(step.before, step.after)
     return Verdict(f"{rise}, though {step.name} promises lower pressure") if rise else None
 
 
-def _ssa_only(harness: Harness, step: Step) -> bool:
+def _ssa_only(harness: Judge, step: Step) -> bool:
     return step.before.level == step.after.level == "ssa"
 
 

@@ -29,6 +29,8 @@ on every input set still differ here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar
 
 from agxir.ir import (
     R0L,
@@ -50,13 +52,54 @@ Piece = tuple[Value, int]
 State = dict[int, frozenset[Piece]]
 
 
+class RAErrorKind(Enum):
+    """What went wrong, one member per message the checker writes."""
+
+    WRONG_VALUE = "wrong-value"  # a read may not find (a piece of) the value it means
+    BLOCKS_DIFFER = "blocks-differ"  # the allocated program's blocks are not its input's
+    UNEXPECTED_INSTRUCTION = "unexpected-instruction"  # one where the input has another
+    MISSING_INSTRUCTION = "missing-instruction"  # an input instruction with no counterpart
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """A piece of what the program defined, as a half may hold it: an SSA value (`%a`) or a
+    vreg named with its width (`v7:16`: a narrow write is not `v7:32`), and which 16-bit
+    piece of it (0: the low half; written `[k]` after the name when not 0)."""
+
+    name: str
+    vreg_size: int | None  # None: an SSA value
+    piece: int = 0
+
+    def __str__(self) -> str:
+        base = f"%{self.name}" if self.vreg_size is None else f"{self.name}:{self.vreg_size}"
+        return base + (f"[{self.piece}]" if self.piece else "")
+
+
 @dataclass(frozen=True)
 class RAError:
+    """A read that may not find the value it means: in `block`, the allocated instruction
+    at `index` (its text `instruction`, a phi when the read is of a phi's source on an edge)
+    reads `register`, whose 16-bit half `half` should hold `value` but may hold any of
+    `held` (empty: nothing the program defined)."""
+
     block: str
+    index: int
     instruction: str
     register: str
-    expected: str
-    holds: str
+    half: int
+    value: Meaning
+    held: tuple[Meaning, ...]  # sorted by their text, as the message lists them
+
+    kind: ClassVar[RAErrorKind] = RAErrorKind.WRONG_VALUE
+
+    @property
+    def expected(self) -> str:
+        return str(self.value)
+
+    @property
+    def holds(self) -> str:
+        return ", ".join(map(str, self.held)) if self.held else "nothing the program defined"
 
     def __str__(self) -> str:
         return (
@@ -67,30 +110,49 @@ class RAError:
 
 @dataclass(frozen=True)
 class AlignmentError:
-    """The allocated program is not its input with registers and parallel copies: an
-    instruction missing, added or different."""
+    """The allocated program is not its input with registers and parallel copies: its
+    blocks differ (`block` empty), or in `block` the allocated instruction at `index`
+    (`instruction`) stands where the input has `expected` (None: nothing), or the input's
+    instruction at `index` (`expected`) is missing (`instruction` None)."""
 
-    block: str
-    message: str
+    kind: RAErrorKind
+    block: str = ""
+    index: int | None = None
+    instruction: str | None = None  # the allocated instruction, as text
+    expected: str | None = None  # the input's instruction, as text
 
     def __str__(self) -> str:
-        return self.message
+        if self.kind is RAErrorKind.BLOCKS_DIFFER:
+            return "the allocated program's blocks differ from its input's"
+        if self.kind is RAErrorKind.MISSING_INSTRUCTION:
+            return f"in {self.block}, `{self.expected}` is missing"
+        return (f"in {self.block}, `{self.instruction}` stands where the input has "
+                f"`{self.expected if self.expected is not None else 'nothing'}`")
+
+    @property
+    def message(self) -> str:
+        return str(self)
 
 
 class Misaligned(Exception):
-    def __init__(self, block: str, message: str) -> None:
-        super().__init__(message)
-        self.block = block
+    def __init__(self, error: AlignmentError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
-def _name(value) -> str:
+def _meaning(value, piece: int = 0) -> Meaning:
     # A vreg is named with its width: v7:16 (a narrow write) is not v7:32.
-    return f"%{value.name}" if isinstance(value, Value) else f"{value.name}:{value.size}"
+    if isinstance(value, Value):
+        return Meaning(value.name, None, piece)
+    return Meaning(value.name, value.size, piece)
 
 
-def _describe(pieces: frozenset[Piece]) -> str:
-    names = sorted({_name(v) + (f"[{i}]" if i else "") for v, i in pieces})
-    return ", ".join(names) if names else "nothing the program defined"
+def _position(block: Block, ins: Instruction) -> int:
+    return next(k for k, other in enumerate(block.instructions) if other is ins)
+
+
+def _held(pieces: frozenset[Piece]) -> tuple[Meaning, ...]:
+    return tuple(sorted({_meaning(v, i) for v, i in pieces}, key=str))
 
 
 def _same_operand(reference: Operand, allocated: Operand) -> bool:
@@ -130,7 +192,7 @@ class _Checker:
         self.reference = reference
         self.allocated = allocated
         if [b.name for b in reference.blocks] != [b.name for b in allocated.blocks]:
-            raise Misaligned("", "the allocated program's blocks differ from its input's")
+            raise Misaligned(AlignmentError(RAErrorKind.BLOCKS_DIFFER))
         self.pairs = dict(zip(allocated.blocks, reference.blocks, strict=True))
         self.alignment = {block: self.align(block) for block in allocated.blocks}
         self.preds: dict[Block, list[Block]] = {b: [] for b in allocated.blocks}
@@ -144,22 +206,21 @@ class _Checker:
         reference = [ins for ins in self.pairs[block].instructions]
         aligned: list[tuple[Instruction, Instruction | None]] = []
         index = 0
-        for ins in block.instructions:
+        for position, ins in enumerate(block.instructions):
             if index < len(reference) and _counterpart(reference[index], ins):
                 aligned.append((ins, reference[index]))
                 index += 1
             elif ins.name == "parallel_copy":
                 aligned.append((ins, None))
             else:
-                expected = format_instruction(reference[index]) if index < len(reference) else "nothing"
-                raise Misaligned(block.name,
-                    f"in {block.name}, `{format_instruction(ins)}` stands where the input has "
-                    f"`{expected}`"
-                )
+                expected = format_instruction(reference[index]) if index < len(reference) else None
+                raise Misaligned(AlignmentError(
+                    RAErrorKind.UNEXPECTED_INSTRUCTION, block.name, position,
+                    format_instruction(ins), expected))
         if index != len(reference):
-            raise Misaligned(block.name,
-                f"in {block.name}, `{format_instruction(reference[index])}` is missing"
-            )
+            raise Misaligned(AlignmentError(
+                RAErrorKind.MISSING_INSTRUCTION, block.name, index, None,
+                format_instruction(reference[index])))
         return aligned
 
     # --- the abstract state -------------------------------------------------------------------
@@ -170,10 +231,10 @@ class _Checker:
         for piece, half in enumerate(register.halves):
             if (value, piece) not in state.get(half, frozenset()):
                 if self.reporting:
-                    holds = state.get(half, frozenset())
                     self.errors.append(RAError(
-                        block.name, format_instruction(ins), register.name,
-                        _name(value) + (f"[{piece}]" if piece else ""), _describe(holds),
+                        block.name, _position(block, ins), format_instruction(ins),
+                        register.name, half, _meaning(value, piece),
+                        _held(state.get(half, frozenset())),
                     ))
                 return False
         return True
@@ -272,5 +333,5 @@ def check_allocation(
     try:
         return _Checker(reference, allocated).run()
     except Misaligned as error:
-        return [AlignmentError(error.block, str(error))]
+        return [error.error]
 
