@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait as wait_for
 
+from fuzz.corpus.guided import Case, case_program
 from fuzz.findings import FindingStore
 
 # Re-exported: fuzz.stats.runner and fuzz.mesa.agree still import it from here.
@@ -36,11 +37,11 @@ from fuzz.processes import (
     dies,
     in_child,
     kill_group,
-    pass_memory_limit,
     stamped,
     unstamp,
     watchdog_seconds,
 )
+from fuzz.reduce import change_shape, reduce_finding, reproducer_shape
 
 
 @dataclass
@@ -88,6 +89,10 @@ class CampaignConfig:
     @property
     def hang_seconds(self) -> float:
         return watchdog_seconds(self.pass_timeout, self.hang_grace)
+
+    def units(self) -> dict[str, PassUnderTest]:
+        """The passes under test by name."""
+        return {unit.name: unit for pipeline in self.pipelines for unit in pipeline}
 
     def harness_options(self) -> dict:
         return {
@@ -214,7 +219,6 @@ def death_finding(config: CampaignConfig, index: int, case=None) -> Finding | No
     a fresh process too (found by forking one child per prefix). None if no fresh process
     dies on it: the worker was killed from outside the run, not by a pass."""
     from agxir.text import print_function
-    from fuzz.corpus.guided import case_program
 
     fn, inputs = case_program(config, case, index)
     text = print_function(fn)
@@ -238,7 +242,6 @@ def death_finding(config: CampaignConfig, index: int, case=None) -> Finding | No
 def hang_finding(config: CampaignConfig, index: int, stamp: int, case=None) -> Finding:
     """The finding for a worker killed because the pass at `stamp` overran its deadline."""
     from agxir.text import print_function
-    from fuzz.corpus.guided import case_program
 
     fn, inputs = case_program(config, case, index)
     number, step = unstamp(stamp)
@@ -481,14 +484,14 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
     # child of the reducing one (interesting: it dies the same way); a hang is not.
     if config.reduce_seconds > 0 and (in_process or finding.oracle != "timeout"):
         finding = in_child(
-            reduce_finding, finding, config, index, case, not in_process,
+            _reduced, finding, config, index, case, not in_process,
             memory_mb=config.pass_memory_mb,
             seconds=config.reduce_seconds + config.hang_seconds + 30,
         ) or finding
     # One bug, one finding: messages name slots, buffers and opcodes that differ between
     # programs, but the reduced reproducers of one bug have one shape.
     if in_process and finding.oracle not in ("crash", "timeout", "memory-limit"):
-        change = in_child(change_shape, finding, config, memory_mb=config.pass_memory_mb,
+        change = in_child(change_shape, finding, config.units(), memory_mb=config.pass_memory_mb,
                           seconds=2 * config.hang_seconds + 30)
         shape = (finding.pass_name, finding.oracle,
                  change or reproducer_shape(finding.program))
@@ -517,81 +520,16 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
     result.findings.append((finding, files))
 
 
-def change_shape(finding: Finding, config: CampaignConfig) -> tuple:
-    """What the failing pass did to the reproducer: the opcodes it removed and added (what
-    its wrong rule rewrote), or, when that cannot be seen, the reproducer's shape."""
-    from collections import Counter
-
-    from agxir.ir import clone_function
-    from agxir.text import ParseError, parse_function
-
-    units = {unit.name: unit for pipeline in config.pipelines for unit in pipeline}
-    try:
-        fn = parse_function(finding.program)
-        with pass_memory_limit():
-            for name in finding.pipeline[:-1]:
-                units[name].run(fn)
-        before = Counter(ins.name for ins in fn.instructions())
-        after_fn = clone_function(fn)
-        with pass_memory_limit():
-            units[finding.pipeline[-1]].run(after_fn)
-        after = Counter(ins.name for ins in after_fn.instructions())
-    except (ParseError, KeyError, Exception, SystemExit):
-        return reproducer_shape(finding.program)
-    change = (tuple(sorted((before - after).items())), tuple(sorted((after - before).items())))
-    if change != ((), ()):
-        return change
-    from agxir.text import format_instruction  # rewritten in place: operands, flags
-
-    rewritten = tuple(sorted({
-        a.name for a, b in zip(fn.instructions(), after_fn.instructions(), strict=False)
-        if format_instruction(a) != format_instruction(b)
-    }))
-    return ("in place", rewritten) if rewritten else reproducer_shape(finding.program)
-
-
-def reproducer_shape(program: str) -> tuple:
-    """The opcodes of each block, in order: what one bug's reduced reproducers share."""
-    from agxir.text import ParseError, parse_function
-
-    try:
-        fn = parse_function(program)
-    except ParseError:
-        return (program,)
-    return tuple(tuple(ins.name for ins in block.instructions) for block in fn.blocks)
-
-
-def reduce_finding(finding: Finding, config: CampaignConfig, index: int,
-                   case=None, supervised: bool = False) -> Finding:
-    """The finding, shrunk by the reducer within `config.reduce_attempts` candidates (and
-    `config.reduce_seconds`, a backstop) to a program that
-    fails the same way (same pass, oracle and signature); `supervised`: each candidate is
-    checked in a child of its own (the finding took its process down)."""
-    from agxir.text import print_function
-    from fuzz.corpus.guided import case_program
-    from fuzz.reduce import Case, Reducer, SameFailure
-
+def _reduced(finding: Finding, config: CampaignConfig, index: int, case: Case | None,
+             supervised: bool) -> Finding:
+    """`reduce_finding` on the program the finding was found on, rebuilt here (in the
+    child `_record` runs this in) within the configuration's budget."""
     fn, inputs = case_program(config, case, index)
-    units = {unit.name: unit for pipeline in config.pipelines for unit in pipeline}
-    pipeline = tuple(units[name] for name in finding.pipeline)
-    options = config.harness_options()
-    test = SameFailure(finding, pass_timeout=options.pop("pass_timeout"), harness_options=options,
-                       memory_mb=config.pass_memory_mb if supervised else None,
-                       supervised=supervised)
-    reducer = Reducer(Case(fn, tuple(inputs), pipeline), test, seconds=config.reduce_seconds,
-                      attempts=config.reduce_attempts)
-    best = reducer.run()
-    reduced = reducer.finding
-    if reduced is None:  # could not reproduce in a fresh harness: keep the original
-        return finding
-    return Finding(
-        reduced.pass_name,
-        reduced.oracle,
-        reduced.message,
-        tuple(unit.name for unit in best.pipeline),
-        print_function(best.fn),
-        reduced.input_set,
-    )
+    return reduce_finding(finding, fn, inputs, config.units(),
+                          harness_options=config.harness_options(),
+                          attempts=config.reduce_attempts, seconds=config.reduce_seconds,
+                          memory_mb=config.pass_memory_mb if supervised else None,
+                          supervised=supervised)
 
 
 def default_jobs() -> int:
