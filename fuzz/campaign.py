@@ -1,9 +1,11 @@
 """The campaign: generate programs from a seed, check each under every pipeline, on all cores.
 
-Program i of a run with seed S is built from a seed derived from (S, i), so `--seed S`
-replays a run and any one program can be rebuilt on its own. Workers are forked processes
-that take every J-th program; the parent gathers statistics, prints progress and writes each
-new finding (deduplicated by signature) atomically.
+Program i of a run with seed S is built from a seed derived from (S, i)
+(`fuzz.generate.cases`), so `--seed S` replays a run and any one program can be rebuilt on
+its own. Workers are forked processes that take every J-th program and tell the parent what
+they find in typed messages (`fuzz.campaign_messages`); the parent (`_Campaign`) gathers
+statistics, prints progress, replaces workers a pass took down, and reduces
+(`fuzz.reduce.finding`), deduplicates and writes each new finding atomically.
 
 With `guidance`, program i is fresh or a mutant of a corpus entry, and programs that reach
 new features enter the corpus (`fuzz.corpus.guided`): with one job the seed still replays
@@ -13,18 +15,31 @@ finding's record carries its program's choice bytes and origin, so it replays on
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import random
 import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as wait_for
+from multiprocessing.context import ForkContext
+from multiprocessing.process import BaseProcess
+from multiprocessing.synchronize import Event
 
-from fuzz.corpus.guided import Case, case_program
-from fuzz.findings import FindingStore
+from agxir.ir import Function
+from agxir.liveness import Liveness
+from agxir.machine.pipeline import ALTERNATIVES
+from agxir.text import print_function
+from fuzz.campaign_messages import Checked, Checking, Done, Failed, Found, Kept, Message, Reached
+from fuzz.corpus.db import CampaignDB
+from fuzz.corpus.entry import CorpusEntry
+from fuzz.corpus.guided import CampaignCorpus, Case, WorkerGuide, annotate_record, case_program
+from fuzz.findings import FindingFiles, FindingStore, restore_unwritten, write_claimed
 
 # Re-exported: fuzz.stats.runner and fuzz.mesa.agree still import it from here.
 from fuzz.generate.cases import program_seed  # noqa: F401
@@ -42,6 +57,7 @@ from fuzz.processes import (
     watchdog_seconds,
 )
 from fuzz.reduce import change_shape, reduce_finding, reproducer_shape
+from oracles.inputs import InputSet
 
 
 @dataclass
@@ -63,7 +79,8 @@ class CampaignConfig:
     # for a slow pass. reduce_seconds 0: write as found.
     reduce_attempts: int | None = 1000
     reduce_seconds: float = 120.0
-    liveness_analysis: object = None  # None: agxir.liveness.Liveness (the zoo swaps it)
+    # None: agxir.liveness.Liveness (the zoo swaps it)
+    liveness_analysis: Callable[[Function], Liveness] | None = None
     address_heavy: bool = False  # programs whose memory accesses use address math shapes
     mesa_translatable: bool = False  # run --mesa: programs Mesa's backend can take (fuzz/mesa/)
     pass_memory_mb: int | None = 4096  # address space per worker: a pass that eats memory
@@ -71,7 +88,7 @@ class CampaignConfig:
     hang_grace: float = 20.0  # a pass still running this long after its deadline has
     # defeated it (ignored SIGALRM, stopped itself): its worker is killed, a timeout finding
     shard: tuple[int, int] = (1, 1)  # (K, N): this run checks programs K-1, K-1+N, ...
-    db: object = None  # a fuzz.corpus.db.CampaignDB: findings claimed there before written
+    db: CampaignDB | None = None  # findings claimed there before written
     guidance: bool = False  # a coverage-guided corpus (fuzz.corpus.guided); off: the blind
     # stream tests pin
     shared_corpus: bool = False  # guided workers also start from the database's corpus
@@ -106,24 +123,27 @@ class CampaignConfig:
 class CampaignResult:
     stats: Stats
     seconds: float
-    findings: list = field(default_factory=list)  # (Finding, files) for new signatures
+    # (Finding, files) for new signatures; files None when the run writes none
+    findings: list[tuple[Finding, FindingFiles | None]] = field(default_factory=list)
     duplicates: int = 0
     internal_error: str | None = None
     worker_deaths: int = 0  # workers a pass took down (each reported, each replaced)
-    outside_deaths: list = field(default_factory=list)  # workers killed from outside the
+    outside_deaths: list[str] = field(default_factory=list)  # workers killed from outside the
     # run (a fresh process checks the program without dying): the run cannot vouch for itself
     hung_workers: int = 0  # workers killed because a pass defeated its deadline
     interrupted: bool = False  # stopped by Ctrl-C: the summary covers what was checked
     stopped_by: str = "Ctrl-C"  # what interrupted it: Ctrl-C (SIGINT) or SIGTERM
     memory_limit_hits: int = 0  # crash findings that were the memory limit
-    shapes: dict = field(default_factory=dict)  # (pass, oracle, reproducer shape) -> index
-    more_like: list = field(default_factory=list)  # per finding: later ones of that shape
+    shapes: dict[tuple, int] = field(default_factory=dict)  # (pass, oracle, shape) -> index
+    more_like: list[int] = field(default_factory=list)  # per finding: later ones of its shape
     first_finding_seconds: float | None = None  # when the first finding arrived
     first_finding_program: int | None = None  # how many programs it took (index + 1)
-    corpus: object = None  # fuzz.corpus.guided.CampaignCorpus: features reached, entries kept
-    elsewhere: list = field(default_factory=list)  # (Finding, claimant): found here too,
+    corpus: CampaignCorpus | None = None  # features reached, entries kept
+    elsewhere: list[tuple[Finding, str | None]] = field(default_factory=list)  # (Finding,
+    # claimant): found here too,
     # but another machine (or run) sharing the database claimed and writes it
-    restored: list = field(default_factory=list)  # files written at start for findings the
+    restored: list[FindingFiles] = field(default_factory=list)  # files written at start for
+    # findings the
     # database recorded but a killed run never wrote
 
     @property
@@ -131,23 +151,238 @@ class CampaignResult:
         return self.stats.programs / self.seconds if self.seconds else 0.0
 
 
-def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, stop,
-          current=None, start: int | None = None, where=None, since=None, entries=()) -> None:
-    from fuzz.corpus.guided import WorkerGuide
+def run_campaign(
+    config: CampaignConfig,
+    store: FindingStore | None,
+    on_progress: Callable[[Stats, float, int], None] | None = None,
+) -> CampaignResult:
+    """Run the workers and gather what they send. Each worker has its own pipe, written
+    synchronously: a pass that kills its process can never leave half a message behind, and
+    the pipe's end of file tells the campaign the worker is gone. SIGINT and SIGTERM end the
+    run with the summary of what was checked (`stopped_by_signals`)."""
+    result = CampaignResult(Stats(), 0.0)
+    with stopped_by_signals(result):
+        try:
+            campaign = _Campaign(config, store, result)
+            for job in range(config.jobs):
+                campaign.start(job)
+            result.corpus = campaign.corpus
+            if config.db is not None and store is not None:
+                result.restored = restore_unwritten(config.db, store)
+            last_progress = time.monotonic()
+            try:
+                while campaign.readers:
+                    for reader in wait_for(list(campaign.readers), timeout=0.2):
+                        campaign.receive(reader)
+                    now = time.monotonic()
+                    campaign.kill_overdue(now)
+                    if on_progress and now - last_progress >= 1.0:
+                        on_progress(result.stats, now - campaign.started, len(result.findings))
+                        last_progress = now
+            except KeyboardInterrupt:
+                result.interrupted = True
+                campaign.shared.stop.set()
+                campaign.drain()
+            finally:
+                campaign.reap()
+            result.seconds = time.monotonic() - campaign.started
+        except KeyboardInterrupt:  # before the workers' loop: nothing was checked yet
+            result.interrupted = True
+    return result
 
+
+@dataclass
+class _Shared:
+    """What the parent and its workers share in memory, made before they fork: per job, the
+    program it checks (what the parent blames if the worker dies), the pass it runs (a
+    `fuzz.processes.stamped` stamp) and since when (0: none); and the event that stops
+    them all."""
+
+    stop: Event
+    current: ctypes.Array
+    where: ctypes.Array
+    since: ctypes.Array
+
+    @classmethod
+    def make(cls, context: ForkContext, jobs: int) -> _Shared:
+        return cls(context.Event(), context.Array("q", jobs, lock=False),
+                   context.Array("q", jobs, lock=False), context.Array("d", jobs, lock=False))
+
+
+class _Campaign:
+    """The parent's side of a run: its workers, what they share, and what it gathers from
+    them into `result`. Every message a worker sends is handled in `handle`."""
+
+    def __init__(self, config: CampaignConfig, store: FindingStore | None,
+                 result: CampaignResult):
+        self.config, self.store, self.result = config, store, result
+        self.started = time.monotonic()
+        self.stop_at = self.started + config.seconds if config.seconds is not None else None
+        self.context = multiprocessing.get_context("fork")
+        self.shared = _Shared.make(self.context, config.jobs)
+        self.hung: set[int] = set()  # jobs killed because a pass defeated its deadline
+        self.rechecked: set[int] = set()  # programs a worker killed from outside died on
+        self.finished: set[int] = set()  # jobs that said Done
+        self.seen: set[str] = set()  # the signatures of the findings recorded
+        self.processes: dict[int, BaseProcess] = {}
+        self.readers: dict[Connection, int] = {}  # each worker's pipe: its job
+        self.corpus = CampaignCorpus(config)
+        self.cases: dict[int, Case] = {}  # per job: the case of the program it checks (guidance)
+        self.found_by: dict[int, list[CorpusEntry]] = {}  # per job: the corpus entries it sent
+
+    def start(self, job: int, first: int | None = None) -> None:
+        """Start worker `job` at program `first` (None: the job's first program)."""
+        self.shared.since[job] = 0.0  # the slot's last pass was its predecessor's
+        reader, writer = self.context.Pipe(duplex=False)
+        # A replacement starts from what its predecessor had learnt.
+        entries = self.corpus.loaded + self.found_by.get(job, [])
+        first = self.config.first_index(job) if first is None else first
+        process = self.context.Process(
+            target=_work,
+            args=(job, self.config, self.shared, writer, first, self.stop_at, entries),
+            daemon=True,
+        )
+        process.start()
+        writer.close()  # the worker holds the only write end: its exit is our end of file
+        self.processes[job] = process
+        self.readers[reader] = job
+
+    def receive(self, reader: Connection) -> None:
+        job = self.readers[reader]
+        try:
+            message = reader.recv()
+        except (EOFError, OSError):
+            self.gone(reader, job)
+            return
+        self.handle(message)
+
+    def handle(self, message: Message) -> None:
+        match message:
+            case Checking(job, case):
+                self.cases[job] = case
+            case Found(job, index, finding):
+                self.found(job, index, finding)
+            case Reached(_, features):
+                self.corpus.reached(features)
+            case Kept(job, entry):
+                self.found_by.setdefault(job, []).append(entry)
+                self.corpus.offer(entry)
+            case Checked(_, stats):
+                self.result.stats.merge(stats)
+            case Failed(_, error):
+                self.result.internal_error = error
+            case Done(job):
+                self.finished.add(job)
+
+    def found(self, job: int, index: int, finding: Finding) -> None:
+        result = self.result
+        if result.first_finding_seconds is None:
+            result.first_finding_seconds = time.monotonic() - self.started
+            result.first_finding_program = index + 1
+        if self.config.fail_fast:
+            # Stop the workers before reducing; what they found meanwhile is counted, not
+            # reduced: a fail-fast run reports its first finding.
+            self.shared.stop.set()
+            if result.findings:
+                result.duplicates += 1
+                return
+        _record(result, self.store, self.seen, finding, self.config, index,
+                case=self.case(job, index))
+
+    def case(self, job: int, index: int) -> Case | None:
+        """Where worker `job`'s program `index` came from, if it said (guidance)."""
+        case = self.cases.get(job)
+        return case if case is not None and case.index == index else None
+
+    def gone(self, reader: Connection, job: int) -> None:
+        """Worker `job`'s pipe is closed. Gone without saying Done: a pass took the process
+        down (or hung it, and `kill_overdue` killed it). Report it and let a replacement
+        carry on with the rest of this worker's share."""
+        del self.readers[reader]
+        reader.close()
+        process = self.processes[job]
+        process.join(timeout=5)
+        kill_group(process.pid)
+        if job in self.finished:
+            return
+        config, result = self.config, self.result
+        index = self.shared.current[job]
+        case = self.case(job, index)
+        if job in self.hung:
+            self.hung.discard(job)
+            result.hung_workers += 1
+            finding = hang_finding(config, index, self.shared.where[job], case)
+        else:
+            finding = death_finding(config, index, case)
+        if finding is None and index not in self.rechecked:
+            # Killed from outside: not a pass's finding, but not a green run either. The
+            # replacement checks this program again.
+            self.rechecked.add(index)
+            result.outside_deaths.append(
+                f"worker {job} was {describe_death(_status(process))} on program "
+                f"{index}, which a fresh process checks without dying"
+            )
+            self.start(job, index)
+            return
+        result.worker_deaths += 1
+        if finding is not None:
+            _record(result, self.store, self.seen, finding, config, index,
+                    in_process=False, case=case)
+        if config.fail_fast:
+            self.shared.stop.set()
+        self.start(job, index + config.stride)
+
+    def kill_overdue(self, now: float) -> None:
+        """Kill the workers whose pass defeated its deadline (`gone` reports them)."""
+        for job, process in self.processes.items():
+            began = self.shared.since[job]
+            if began and now - began > self.config.hang_seconds and job not in self.hung:
+                self.hung.add(job)
+                process.kill()
+
+    def drain(self) -> None:
+        """After Ctrl-C: collect the statistics the workers still send as they stop (the
+        rest of what they send is dropped: the run is over)."""
+        deadline = time.monotonic() + 5
+        while self.readers and time.monotonic() < deadline:
+            try:
+                ready = wait_for(list(self.readers), timeout=0.1)
+            except KeyboardInterrupt:
+                continue
+            for reader in ready:
+                try:
+                    message = reader.recv()
+                except (EOFError, OSError):
+                    del self.readers[reader]
+                    continue
+                if isinstance(message, Checked):
+                    self.handle(message)
+
+    def reap(self) -> None:
+        for process in self.processes.values():
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=5)
+            kill_group(process.pid)
+
+
+def _work(job: int, config: CampaignConfig, shared: _Shared, pipe: Connection, start: int,
+          stop_at: float | None, entries: list[CorpusEntry]) -> None:
+    """Worker `job`: check every `config.stride`-th program from `start`, each pass stamped
+    in `shared`, and send the parent what it finds."""
     become_worker(config.pass_memory_mb)
-    index = config.first_index(job) if start is None else start
-    pipelines = config.pipelines if where is None else stamped(config.pipelines, job, where, since)
+    index = start
+    pipelines = stamped(config.pipelines, job, shared.where, shared.since)
     try:
         guide = WorkerGuide(config, entries)
         while config.examples is None or index < config.examples:
-            if stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
+            if shared.stop.is_set() or (stop_at is not None and time.monotonic() >= stop_at):
                 break
-            if current is not None:
-                current[job] = index  # what the parent blames if this process dies
+            shared.current[job] = index  # what the parent blames if this process dies
             case, fn, inputs, frames = guide.next(index)
             if guide.on:  # before checking: what the parent rebuilds if this process dies
-                messages.send(("case", job, case))
+                pipe.send(Checking(job, case))
             harness = Harness(inputs, **config.harness_options())
             findings = _check(harness, fn, alternatives(pipelines, config.seed, index), guide,
                               index)
@@ -157,29 +392,25 @@ def _work(job: int, config: CampaignConfig, stop_at: float | None, messages, sto
                 else:
                     harness.stats.mutant_programs += 1
             for finding in findings:
-                messages.send(("finding", index, finding))
+                pipe.send(Found(job, index, finding))
             reached, entry = guide.observe(case, harness.features, frames)
             if reached:
-                messages.send(("features", job, frozenset(reached)))
+                pipe.send(Reached(job, frozenset(reached)))
             if entry is not None:
-                messages.send(("entry", job, entry))
-            # Per program, so a worker that dies has had every program it finished counted.
-            messages.send(("stats", job, harness.stats))
+                pipe.send(Kept(job, entry))
+            pipe.send(Checked(job, harness.stats))
             index += config.stride
     except BaseException as error:  # a harness bug: report it with what replays it
-        messages.send(("error", job, f"program {index}: {type(error).__name__}: {error}"))
-    messages.send(("done", job, None))
+        pipe.send(Failed(job, f"program {index}: {type(error).__name__}: {error}"))
+    pipe.send(Done(job))
 
 
-def alternatives(pipelines, seed: int, index: int) -> list:
+def alternatives(pipelines: Sequence[Sequence[PassUnderTest]], seed: int,
+                 index: int) -> list[Sequence[PassUnderTest]]:
     """The pipelines program `index` runs: every one, except that of the pipelines in
     `agxir.machine.pipeline.ALTERNATIVES` (Mesa's route at each tight register bound) it
     runs one, drawn with their weights from (seed, index), so `--seed` replays the choice
     and a finding's pipeline names the bound. With fewer than two of them, all run."""
-    import random
-
-    from agxir.machine.pipeline import ALTERNATIVES
-
     weights = dict(ALTERNATIVES)
     names = [tuple(unit.name for unit in pipeline) for pipeline in pipelines]
     group = [i for i, name in enumerate(names) if name in weights]
@@ -190,7 +421,8 @@ def alternatives(pipelines, seed: int, index: int) -> list:
     return [p for i, p in enumerate(pipelines) if i == chosen or i not in group]
 
 
-def _check(harness: Harness, fn, pipelines, guide, index: int) -> list[Finding]:
+def _check(harness: Harness, fn: Function, pipelines: list[Sequence[PassUnderTest]],
+           guide: WorkerGuide, index: int) -> list[Finding]:
     """`harness.check`, timed, under coverage for one program in K (its arcs join the
     program's features)."""
     started = time.perf_counter()
@@ -207,19 +439,19 @@ def _check(harness: Harness, fn, pipelines, guide, index: int) -> list[Finding]:
     return findings
 
 
-def _dies(fn, inputs, pipeline, config: CampaignConfig):
+def _dies(fn: Function, inputs: Sequence[InputSet], pipeline: Sequence[PassUnderTest],
+          config: CampaignConfig) -> int | None:
     """Run one pipeline on one program in a forked child: how it died, or None."""
     return dies(lambda: Harness(inputs, **config.harness_options()).check(fn, [pipeline]),
                 seconds=config.hang_seconds * len(pipeline) + 30,
                 memory_mb=config.pass_memory_mb)
 
 
-def death_finding(config: CampaignConfig, index: int, case=None) -> Finding | None:
+def death_finding(config: CampaignConfig, index: int,
+                  case: Case | None = None) -> Finding | None:
     """The finding for a worker that died on program `index`: which pipeline and step kill
     a fresh process too (found by forking one child per prefix). None if no fresh process
     dies on it: the worker was killed from outside the run, not by a pass."""
-    from agxir.text import print_function
-
     fn, inputs = case_program(config, case, index)
     text = print_function(fn)
     for pipeline in config.pipelines:
@@ -239,10 +471,9 @@ def death_finding(config: CampaignConfig, index: int, case=None) -> Finding | No
     return None
 
 
-def hang_finding(config: CampaignConfig, index: int, stamp: int, case=None) -> Finding:
+def hang_finding(config: CampaignConfig, index: int, stamp: int,
+                 case: Case | None = None) -> Finding:
     """The finding for a worker killed because the pass at `stamp` overran its deadline."""
-    from agxir.text import print_function
-
     fn, inputs = case_program(config, case, index)
     number, step = unstamp(stamp)
     names = tuple(unit.name for unit in config.pipelines[number][: step + 1])
@@ -282,145 +513,7 @@ def stopped_by_signals(result: CampaignResult):
             signal.signal(number, handler)
 
 
-def run_campaign(
-    config: CampaignConfig,
-    store: FindingStore | None,
-    on_progress: Callable[[Stats, float, int], None] | None = None,
-) -> CampaignResult:
-    """Run the workers and gather what they send. Each worker has its own pipe, written
-    synchronously: a pass that kills its process can never leave half a message behind, and
-    the pipe's end of file tells the campaign the worker is gone. SIGINT and SIGTERM end the
-    run with the summary of what was checked (`stopped_by_signals`)."""
-    result = CampaignResult(Stats(), 0.0)
-    with stopped_by_signals(result):
-        try:
-            return _run_campaign(config, store, on_progress, result)
-        except KeyboardInterrupt:  # before the workers' loop: nothing was checked yet
-            result.interrupted = True
-            return result
-
-
-def _run_campaign(config: CampaignConfig, store, on_progress, result: CampaignResult):
-    started = time.monotonic()
-    stop_at = started + config.seconds if config.seconds is not None else None
-    context = multiprocessing.get_context("fork")
-    stop = context.Event()
-    current = context.Array("q", config.jobs, lock=False)
-    where = context.Array("q", config.jobs, lock=False)  # the pass each worker runs
-    since = context.Array("d", config.jobs, lock=False)  # since when (0: none)
-    hung: set[int] = set()
-    rechecked: set[int] = set()  # programs a worker killed from outside died on
-    processes: dict[int, object] = {}
-    readers: dict[object, int] = {}
-    from fuzz.corpus.guided import CampaignCorpus
-
-    corpus = CampaignCorpus(config)
-    cases: dict[int, object] = {}  # per job: the case of the program it checks (guidance)
-    found_by: dict[int, list] = {}  # per job: the corpus entries it sent
-
-    def start(job: int, first: int | None = None) -> None:
-        since[job] = 0.0  # the slot's last pass was its predecessor's
-        reader, writer = context.Pipe(duplex=False)
-        # A replacement starts from what its predecessor had learnt.
-        entries = corpus.loaded + found_by.get(job, [])
-        process = context.Process(
-            target=_work,
-            args=(job, config, stop_at, writer, stop, current, first, where, since, entries),
-            daemon=True,
-        )
-        process.start()
-        writer.close()  # the worker holds the only write end: its exit is our end of file
-        processes[job] = process
-        readers[reader] = job
-
-    for job in range(config.jobs):
-        start(job)
-    finished: set[int] = set()
-    result.corpus = corpus
-    if config.db is not None and store is not None:
-        from fuzz.findings import restore_unwritten
-
-        result.restored = restore_unwritten(config.db, store)
-    seen: set[str] = set()
-    last_progress = time.monotonic()
-    try:
-        while readers:
-            for reader in wait_for(list(readers), timeout=0.2):
-                job = readers[reader]
-                try:
-                    kind, who, payload = reader.recv()
-                except (EOFError, OSError):
-                    del readers[reader]
-                    reader.close()
-                    process = processes[job]
-                    process.join(timeout=5)
-                    kill_group(process.pid)
-                    if job not in finished:
-                        # Gone without saying done: a pass took the process down. Report it
-                        # and let a replacement carry on with the rest of this worker's share.
-                        index = current[job]
-                        case = cases.get(job)
-                        case = case if case is not None and case.index == index else None
-                        if job in hung:
-                            hung.discard(job)
-                            result.hung_workers += 1
-                            finding = hang_finding(config, index, where[job], case)
-                        else:
-                            finding = death_finding(config, index, case)
-                        if finding is None and index not in rechecked:
-                            # Killed from outside: not a pass's finding, but not a green run
-                            # either. The replacement checks this program again.
-                            rechecked.add(index)
-                            result.outside_deaths.append(
-                                f"worker {job} was {describe_death(_status(process))} on program "
-                                f"{index}, which a fresh process checks without dying"
-                            )
-                            start(job, index)
-                            continue
-                        result.worker_deaths += 1
-                        if finding is not None:
-                            _record(result, store, seen, finding, config, index,
-                                    in_process=False, case=case)
-                        if config.fail_fast:
-                            stop.set()
-                        start(job, index + config.stride)
-                    continue
-                if kind == "case":
-                    cases[job] = payload
-                elif kind == "entry":
-                    found_by.setdefault(job, []).append(payload)
-                    corpus.offer(payload)
-                elif kind == "features":
-                    corpus.reached(payload)
-                else:
-                    case = cases.get(job) if kind == "finding" else None
-                    _handle(kind, who, payload, result, store, seen, config, stop, finished,
-                            started, case if case is not None and case.index == who else None)
-            now = time.monotonic()
-            for job, process in processes.items():  # a pass that defeated its deadline
-                began = since[job]
-                if began and now - began > config.hang_seconds and job not in hung:
-                    hung.add(job)
-                    process.kill()
-            if on_progress and now - last_progress >= 1.0:
-                on_progress(result.stats, now - started, len(result.findings))
-                last_progress = now
-    except KeyboardInterrupt:
-        result.interrupted = True
-        stop.set()
-        _drain(readers, result)
-    finally:
-        for process in processes.values():
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-                process.join(timeout=5)
-            kill_group(process.pid)
-    result.seconds = time.monotonic() - started
-    return result
-
-
-def _status(process) -> int:
+def _status(process: BaseProcess) -> int:
     """A wait status for describe_death from a multiprocessing exit code."""
     code = process.exitcode
     if code is None:
@@ -428,48 +521,9 @@ def _status(process) -> int:
     return -code if code < 0 else code << 8
 
 
-def _handle(kind, who, payload, result, store, seen, config, stop, finished, started,
-            case=None) -> None:
-    if kind == "stats":
-        result.stats.merge(payload)
-    elif kind == "finding":
-        if result.first_finding_seconds is None:
-            result.first_finding_seconds = time.monotonic() - started
-            result.first_finding_program = who + 1
-        if config.fail_fast:
-            # Stop the workers before reducing; what they found meanwhile is counted, not
-            # reduced: a fail-fast run reports its first finding.
-            stop.set()
-            if result.findings:
-                result.duplicates += 1
-                return
-        _record(result, store, seen, payload, config, who, case=case)
-    elif kind == "error":
-        result.internal_error = payload
-    elif kind == "done":
-        finished.add(who)
-
-
-def _drain(readers, result: CampaignResult) -> None:
-    """After Ctrl-C: collect the statistics the workers still send as they stop."""
-    deadline = time.monotonic() + 5
-    while readers and time.monotonic() < deadline:
-        try:
-            ready = wait_for(list(readers), timeout=0.1)
-        except KeyboardInterrupt:
-            continue
-        for reader in ready:
-            try:
-                kind, _, payload = reader.recv()
-            except (EOFError, OSError):
-                del readers[reader]
-                continue
-            if kind == "stats":
-                result.stats.merge(payload)
-
-
-def _record(result, store, seen, finding: Finding, config: CampaignConfig, index: int,
-            *, in_process: bool = True, case=None) -> None:
+def _record(result: CampaignResult, store: FindingStore | None, seen: set[str],
+            finding: Finding, config: CampaignConfig, index: int, *, in_process: bool = True,
+            case: Case | None = None) -> None:
     """Deduplicate, reduce and write one finding. Reduction and deduplication re-run the
     pass in a forked child (never in the campaign's own process, which a pass could exit or
     hang); `in_process=False` for a pass that takes its process down: it is not re-run.
@@ -503,8 +557,6 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
         return
     files = None
     if store is not None:
-        from fuzz.findings import write_claimed
-
         files = write_claimed(config.db, store, finding, seed=config.seed, index=index,
                               shard="{}/{}".format(*config.shard))
         if files is None:  # claimed by another machine sharing the database: its to write
@@ -512,8 +564,6 @@ def _record(result, store, seen, finding: Finding, config: CampaignConfig, index
             result.elsewhere.append((finding, config.db.claimant(finding.signature)))
             return
         if case is not None:
-            from fuzz.corpus.guided import annotate_record
-
             annotate_record(files.record, case)
     result.shapes[shape] = len(result.findings)
     result.more_like.append(0)
