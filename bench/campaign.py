@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzz.campaign import CampaignConfig  # noqa: E402
-from fuzz.generate import build_case  # noqa: E402
+from fuzz.generate.cases import build_case  # noqa: E402
 from fuzz.harness import Harness  # noqa: E402
 from fuzz.passes_under_test import registered  # noqa: E402
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fuzz.campaign import CampaignConfig  # noqa: E402
 from fuzz.commands.units import units_under_test  # noqa: E402
-from fuzz.generate import build_case  # noqa: E402
+from fuzz.generate.cases import build_case  # noqa: E402
 from fuzz.harness import Harness  # noqa: E402
 
 # The parts of the loop a reader asks about, by the function that owns each.

@@ -24,7 +24,7 @@ from agxir.machine.pipeline import MACHINE_PIPELINE  # noqa: E402
 from agxir.machine.regalloc import allocate  # noqa: E402
 from agxir.passes import DEFAULT_PIPELINE  # noqa: E402
 from fuzz.campaign import CampaignConfig  # noqa: E402
-from fuzz.generate import build_case  # noqa: E402
+from fuzz.generate.cases import build_case  # noqa: E402
 from fuzz.harness import Harness  # noqa: E402
 from fuzz.passes_under_test import registered  # noqa: E402
 from oracles.interp import CompiledFunction  # noqa: E402

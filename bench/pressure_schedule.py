@@ -33,7 +33,7 @@ from agxir.machine.pressure import demand, machine_stats, value_demand  # noqa: 
 from agxir.machine.structure import Unstructurable  # noqa: E402
 from agxir.passes.pressure_schedule import PASS  # noqa: E402
 from fuzz.campaign import CampaignConfig  # noqa: E402
-from fuzz.generate import build_case  # noqa: E402
+from fuzz.generate.cases import build_case  # noqa: E402
 from oracles.machine.schedule_oracle import block_pressures  # noqa: E402
 
 

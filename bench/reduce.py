@@ -25,7 +25,7 @@ from agxir.opcodes.table import OPCODES  # noqa: E402
 from agxir.passes import copyprop  # noqa: E402
 from agxir.passes.pass_ import compared_value, definitions  # noqa: E402
 from fuzz.campaign import CampaignConfig  # noqa: E402
-from fuzz.generate import build_case  # noqa: E402
+from fuzz.generate.cases import build_case  # noqa: E402
 from fuzz.harness import Harness  # noqa: E402
 from fuzz.passes_under_test import PassUnderTest, python_pass  # noqa: E402
 from fuzz.reduce import Case, Reducer, SameFailure  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 from agxir.ir import clone_function
 from agxir.text import print_function
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from fuzz.harness import Harness
 from fuzz.passes_under_test import python_pass
 from fuzz.zoo import address_variants

@@ -18,7 +18,7 @@ from agxir.machine.pipeline import MACHINE_PASSES
 from agxir.text import parse_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from fuzz.harness import Harness
 from fuzz.passes_under_test import PassUnderTest, python_pass, registered
 from fuzz.zoo import exec_cmp_variants as zoo

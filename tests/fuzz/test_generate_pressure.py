@@ -17,7 +17,8 @@ from agxir.machine.paths import counting_paths
 from agxir.machine.regalloc import allocate, demand_bound
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import ChoiceSource, Features, build_case, generate_program
+from fuzz.generate import ChoiceSource, Features, generate_program
+from fuzz.generate.cases import build_case
 
 PROGRAMS = 200
 CONFIG = CampaignConfig(seed=1, pipelines=[])

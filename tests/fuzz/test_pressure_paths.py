@@ -10,7 +10,7 @@ from agxir.machine.pipeline import ALTERNATIVES, DEMAND_PIPELINE, MACHINE_PIPELI
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig, CampaignResult, alternatives
 from fuzz.commands.run import _print_pressure_paths
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from fuzz.harness import Harness, Stats
 from fuzz.passes_under_test import registered
 from fuzz.reports import json_report

@@ -11,7 +11,7 @@ import fuzz.generate.operations as operations
 from agxir.passes.pressure_schedule import PASS
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from fuzz.generate.features import Features
 from fuzz.generate.schedule_shapes import e_reload, schedule_pairs
 from fuzz.harness import Harness

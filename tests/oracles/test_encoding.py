@@ -187,7 +187,7 @@ def test_a_planted_inline_imm_that_inlines_9_bits_is_caught():
 def test_the_registered_pipelines_emit_only_encodable_instructions():
     """No false findings: programs of the campaign's stream through every pipeline it runs."""
     from fuzz.campaign import CampaignConfig
-    from fuzz.generate import build_case
+    from fuzz.generate.cases import build_case
 
     pipelines = [(name,) for name in PASSES] + [
         DEFAULT_PIPELINE, ADDRESS_PIPELINE, MESA_OPTIMIZER_PIPELINE, *MACHINE_PIPELINES]

@@ -7,7 +7,7 @@ from agxir.liveness import Liveness
 from agxir.machine.lower_cf import lower_cf, structurable
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from fuzz.zoo.analyses import DefinitionsStayLive, KillFlagsDropped
 from oracles.liveness_reference import compare_liveness, reference_liveness
 

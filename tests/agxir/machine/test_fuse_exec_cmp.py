@@ -17,7 +17,7 @@ from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from fuzz.zoo import exec_cmp_variants as zoo
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction

@@ -13,7 +13,7 @@ from agxir.text import parse_function, print_function
 from agxir.verifier import verify
 from bench.scale import nested_loops
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

@@ -12,7 +12,7 @@ from agxir.machine.out_of_ssa import PARALLEL_COPY, logical_end, out_of_ssa, spl
 from agxir.text import parse_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

@@ -13,7 +13,7 @@ from agxir.machine.pressure import (
 from agxir.machine.regalloc import run_ra
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from oracles.machine.pressure_oracle import reference_demand, reference_mesa_demand
 
 STRAIGHT = """\

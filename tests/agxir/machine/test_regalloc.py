@@ -16,7 +16,7 @@ from agxir.machine.regalloc import RegisterBoundExceeded, allocate, run_ra
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from oracles.inputs import random_input_sets
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

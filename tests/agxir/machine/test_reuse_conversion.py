@@ -15,7 +15,7 @@ from agxir.machine.vreg_alloc import interference, vreg_liveness, vreg_ra
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

@@ -14,7 +14,7 @@ from agxir.machine.vreg_alloc import colour, interference, vreg_liveness, vreg_r
 from agxir.text import parse_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from oracles.inputs import random_input_sets
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

@@ -7,7 +7,7 @@ from agxir.machine.vreg_alloc import interference, vreg_ra
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave
 from oracles.machine.ra_checker import check_allocation

@@ -13,7 +13,8 @@ import agxir.rewrite.matcher as matcher
 from agxir.ir import clone_function
 from agxir.passes import PASSES, address_cleanup, address_fold, address_fuse, address_lower, dce
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import MAX_THREADS, build_case
+from fuzz.generate import MAX_THREADS
+from fuzz.generate.cases import build_case
 from fuzz.harness import Harness
 from fuzz.passes_under_test import PassUnderTest
 from oracles.smt.function import is_loop_free

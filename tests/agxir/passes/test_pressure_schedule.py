@@ -13,7 +13,7 @@ from agxir.passes.schedule_deps import build_dag, regions
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
-from fuzz.generate import build_case
+from fuzz.generate.cases import build_case
 from fuzz.harness import Harness
 from fuzz.passes_under_test import PassUnderTest
 from oracles.machine.schedule_oracle import block_pressures

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from agxir.text import parse_function
-from fuzz.generate import ChoiceSource, Features, generate_program, program_seed
+from fuzz.generate import ChoiceSource, Features, generate_program
+from fuzz.generate.cases import program_seed
 from fuzz.stats.comparisons import COMPARISONS, pipeline
 from fuzz.stats.metrics import CompileFailed, Metrics, compile_and_measure, vreg_pressure
 from fuzz.stats.sharing import measure_all

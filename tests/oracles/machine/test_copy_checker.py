@@ -289,7 +289,7 @@ def test_its_liveness_agrees_with_the_passes_on_generated_programs():
     from agxir.machine.lower_cf import structurable
     from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE
     from fuzz.campaign import CampaignConfig
-    from fuzz.generate import build_case
+    from fuzz.generate.cases import build_case
 
     config = CampaignConfig(seed=11, pipelines=[])
     compared = 0

@@ -266,7 +266,7 @@ def test_every_mutated_allocation_whose_outputs_differ_is_flagged(route):
     from agxir.machine.regalloc import run_ra
     from agxir.machine.vreg_alloc import vreg_ra
     from fuzz.campaign import CampaignConfig
-    from fuzz.generate import build_case
+    from fuzz.generate.cases import build_case
     from oracles.outcomes import Returned, first_difference
 
     rng = random.Random(7)

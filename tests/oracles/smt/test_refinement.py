@@ -360,7 +360,7 @@ def test_the_interpreter_and_z3_agree_on_generated_programs():
     compare fused under any condition: values), one thread at a time (z3's scope), a
     difference the interpreter sees is never proved, and every z3 counterexample replays."""
     from fuzz.campaign import CampaignConfig
-    from fuzz.generate import build_case
+    from fuzz.generate.cases import build_case
     from fuzz.zoo import variants
     from oracles.outcomes import first_difference
 

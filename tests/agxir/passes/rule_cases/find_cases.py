@@ -52,7 +52,7 @@ def hits_of(pass_name: str, fn):
 def candidates(programs: int, seed: int):
     """(pass, rule) -> the smallest program text seen on which the pass fires the rule."""
     from fuzz.campaign import CampaignConfig
-    from fuzz.generate import build_case
+    from fuzz.generate.cases import build_case
 
     best: dict[tuple[str, str], str] = {}
     pipelines = [DEFAULT_PIPELINE, ADDRESS_PIPELINE, MESA_OPTIMIZER_PIPELINE] + [
