@@ -103,17 +103,22 @@ def test_a_lie_about_no_change_is_caught_in_every_pipeline_it_is_replayed_in():
     assert findings[0].message.startswith("reported no change but ")
 
 
+def _parses(path: Path) -> bool:
+    try:
+        parse_function(path.read_text(), str(path))
+    except Exception:  # the goldens of parse errors: nothing to clone
+        return False
+    return True
+
+
 def _golden() -> list[str]:
-    paths = sorted((ROOT / "tests" / "golden").rglob("*.agx"))
+    paths = [p for p in sorted((ROOT / "tests" / "golden").rglob("*.agx")) if _parses(p)]
     return [str(p) for p in paths[:: max(1, len(paths) // 25)]]
 
 
 @pytest.mark.parametrize("path", _golden(), ids=lambda p: Path(p).name)
 def test_a_fresh_clone_prints_as_its_original(path):
-    try:
-        fn = parse_function(Path(path).read_text(), path)
-    except Exception:
-        pytest.skip("not a parsable program")
+    fn = parse_function(Path(path).read_text(), path)
     text = print_function(fn)
     clone = clone_function(fn)
     assert _prints_as(fn, text, clone)
