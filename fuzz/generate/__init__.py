@@ -12,7 +12,8 @@ optimizer rewrites), `exec_cmp_shapes`, `conversion_shapes` and `schedule_shapes
 fuse-exec-cmp, reuse-conversion and pressure-schedule act on), `pressure_shapes` (what puts
 the register allocator and copy lowering under pressure), `program` (generate_program),
 `inputs` (generate_inputs), `cases` (program_seed, build_case: a campaign's
-program i of seed S).
+program i of seed S; not re-exported here, since it builds `run --mesa` programs through
+fuzz.mesa.translatable, which draws from this package).
 
 `GENERATOR_VERSION` names the meaning of a choice stream: bump it whenever a builder
 consumes choices differently, so a stored corpus of byte strings or seeds is re-keyed
@@ -20,7 +21,6 @@ rather than silently replayed as different programs.
 """
 
 from fuzz.generate.address_shapes import ADDRESS_SHAPES, address_shapes
-from fuzz.generate.cases import build_case, program_seed
 from fuzz.generate.cfg_shapes import CFGShape, Loop, Region, generate_cfg, shape_function
 from fuzz.generate.choices import ChoiceSource, Weighted
 from fuzz.generate.features import Features
@@ -51,10 +51,8 @@ __all__ = [
     "SITES",
     "Weighted",
     "address_shapes",
-    "build_case",
     "generate_cfg",
     "generate_inputs",
     "generate_program",
-    "program_seed",
     "shape_function",
 ]
