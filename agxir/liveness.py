@@ -283,11 +283,11 @@ class Liveness:
 
 
 def liveness_live_in_first(fn: Function, cfg: CFG | None = None, reverse: bool = False) -> int:
-    """Block evaluations the pre-seed algorithm takes on `fn` (see `_live_in_first`)."""
-    return _live_in_first(fn, cfg, reverse)[2]
+    """Block evaluations the pre-seed algorithm takes on `fn` (see `live_in_first`)."""
+    return live_in_first(fn, cfg, reverse)[2]
 
 
-def _live_in_first(
+def live_in_first(
     fn: Function, cfg: CFG | None = None, reverse: bool = False
 ) -> tuple[dict[Block, frozenset[Value]], dict[Block, frozenset[Value]], int]:
     """The order the seed replaced, with today's set definitions: the worklist starts with

@@ -61,7 +61,7 @@ def verify(fn: Function) -> list[VerifyError]:
         from agxir.machine.verifier import verify_machine  # builds on this module
 
         return verify_machine(fn)
-    return _Verifier(fn).run()
+    return Verifier(fn).run()
 
 
 def check(fn: Function) -> None:
@@ -129,7 +129,7 @@ def _source_name(ins: Instruction, position: int, spec: Src | None) -> str:
 # --- the checks ---------------------------------------------------------------------------------
 
 
-class _Verifier:
+class Verifier:
     def __init__(self, fn: Function) -> None:
         self.fn = fn
         self.errors: list[VerifyError] = []

@@ -50,11 +50,11 @@ def _origin(outcome) -> str:
 
 
 def detection(args) -> None:
-    from fuzz.commands.zoo import _variants
+    from fuzz.commands.zoo import zoo_variants
     from fuzz.zoo.runner import run_variant
 
     seeds = [int(s) for s in args.seeds.split(",")]
-    variants = _variants(argparse.Namespace(only=args.only))
+    variants = zoo_variants(argparse.Namespace(only=args.only))
     print(f"time to detection, {len(variants)} variants x seeds {args.seeds}, up to "
           f"{args.time_per_bug:g} s each, {args.jobs} job(s); load average "
           f"{os.getloadavg()[0]:.2f} at the start", flush=True)
@@ -100,9 +100,9 @@ def detection(args) -> None:
 
 def features_per_minute(args) -> None:
     from fuzz.campaign import CampaignConfig, run_campaign
-    from fuzz.commands.zoo import _default_pipelines
+    from fuzz.commands.zoo import default_pipelines
 
-    pipelines = _default_pipelines()
+    pipelines = default_pipelines()
     seeds = [int(s) for s in args.seeds.split(",")][: args.feature_seeds]
     print(f"features reached per minute: the default campaign ({len(pipelines)} pipelines), "
           f"{args.feature_programs} programs per seed, seeds {seeds}, {args.jobs} job(s), "

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agxir.cfg import CFG  # noqa: E402
 from agxir.ir import Block, Function, Immediate, Instruction, Operand, Uniform, Value  # noqa: E402
-from agxir.liveness import Liveness, _live_in_first  # noqa: E402
+from agxir.liveness import Liveness, live_in_first  # noqa: E402
 from agxir.opcodes import OPCODES  # noqa: E402
 from agxir.verifier import check  # noqa: E402
 from oracles.liveness_reference import compare_liveness, reference_liveness  # noqa: E402
@@ -180,10 +180,10 @@ def main() -> None:
     cfg = CFG(fn)
     blocks = len(fn.blocks)
     live, seconds = best_of(args.repeat, lambda: TimedLiveness(fn, cfg))
-    (old_in, old_out, old_evals), old_seconds = best_of(1, lambda: _live_in_first(fn, cfg))
+    (old_in, old_out, old_evals), old_seconds = best_of(1, lambda: live_in_first(fn, cfg))
     assert old_in == live.live_in and old_out == live.live_out
     (_, _, rev_evals), rev_seconds = best_of(
-        args.repeat, lambda: _live_in_first(fn, cfg, reverse=True)
+        args.repeat, lambda: live_in_first(fn, cfg, reverse=True)
     )
     widest = max(len(s) for s in live.live_in.values())
     print(

@@ -21,8 +21,8 @@ from agxir.machine.opcodes import opcodes_for_level
 from agxir.opcodes import spec
 from agxir.opcodes.table import UNARY_BITOP_ALIASES
 from agxir.text.lexer import EOF, IDENT, IMM, NEWLINE, VALUE, Token
-from agxir.text.parser import ALIASES, Parser, _Pending, _Source
-from agxir.text.printer import _format_dest, format_instruction, format_uniform
+from agxir.text.parser import ALIASES, Parser, Pending, Source
+from agxir.text.printer import format_dest, format_instruction, format_uniform
 
 _REGISTER_RE = re.compile(r"r([0-9]+)([lh]?)|d([0-9]+)|h([0-9]+)|v([0-9]+)")
 MACHINE_LEVELS = ("exec", "vreg", "machine")
@@ -74,7 +74,7 @@ class MachineParser(Parser):
         self.uniforms: dict[str, ir.Uniform] = {}
         self.values: dict[str, ir.Value] = {}
         self.blocks: dict[str, ir.Block] = {}
-        self.pending: list[_Pending] = []
+        self.pending: list[Pending] = []
         self.successor_tokens: list[tuple[ir.Block, list[Token]]] = []
         self.level = "machine"
         self.table: dict[str, spec.Opcode] = {}
@@ -229,14 +229,14 @@ class MachineParser(Parser):
         attrs = self.attributes(mnemonic, row, fixed_attrs)
         targets = self.targets(mnemonic, row)
         if unary:
-            sources.append(_Source(Token(IMM, "0", mnemonic.line, mnemonic.col), False, False))
+            sources.append(Source(Token(IMM, "0", mnemonic.line, mnemonic.col), False, False))
             kinds.append(row.srcs[-1].kind)
         dest = dests[0] if row.has_dest else None
         instruction = ir.Instruction(row, dest, [], attrs, [], sat, dests if multi else [])
-        self.pending.append(_Pending(instruction, sources, kinds, targets))
+        self.pending.append(Pending(instruction, sources, kinds, targets))
         return instruction
 
-    def operand(self) -> _Source:
+    def operand(self) -> Source:
         token = self.tok
         if token.kind == IDENT and is_register_name(token.text) and token.text not in self.uniforms:
             self.advance()
@@ -251,7 +251,7 @@ class MachineParser(Parser):
                 raise self.error(token, found)
             seen = self.modifiers(token)
             self.register_of[id(token)] = found
-            return _Source(token, "abs" in seen, "neg" in seen)
+            return Source(token, "abs" in seen, "neg" in seen)
         return super().operand()
 
     def modifiers(self, token: Token) -> set[str]:
@@ -278,7 +278,7 @@ def parse_machine_tokens(tokens: list[Token], filename: str) -> ir.Function:
 
 def format_storage(ref: ir.Value | ir.Register | ir.VirtualRegister) -> str:
     """A destination as written: `%x:32`, `r2`, `h5:32` or `v3:32`."""
-    return _format_dest(ref)
+    return format_dest(ref)
 
 
 def print_machine_function(fn: ir.Function) -> str:

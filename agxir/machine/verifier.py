@@ -38,7 +38,7 @@ from agxir.ir import (
 from agxir.machine.opcodes import MACHINE_ROWS, opcodes_for_level
 from agxir.opcodes import spec
 from agxir.text.printer import format_instruction
-from agxir.verifier import MODIFIERS, VerifyError, _Verifier
+from agxir.verifier import MODIFIERS, Verifier, VerifyError
 
 _EXEC_ROWS = frozenset(row.name for row in MACHINE_ROWS) - {"parallel_copy"}
 _R0L_WRITERS = frozenset({"mov_imm", "icmpsel", "fcmpsel"})
@@ -64,11 +64,11 @@ def _name(ref) -> str:
 
 class _MachineVerifier:
     # The SSA verifier's checks that only need `fn`, `error` and `block_set` are shared.
-    check_names = _Verifier.check_names
-    check_uniforms = _Verifier.check_uniforms
-    check_targets = _Verifier.check_targets
-    check_attrs = _Verifier.check_attrs
-    check_source = _Verifier.check_source
+    check_names = Verifier.check_names
+    check_uniforms = Verifier.check_uniforms
+    check_targets = Verifier.check_targets
+    check_attrs = Verifier.check_attrs
+    check_source = Verifier.check_source
 
     def __init__(self, fn: Function) -> None:
         self.fn = fn

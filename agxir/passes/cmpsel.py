@@ -37,7 +37,7 @@ from agxir.rewrite import Bind, Emit, Ins, Rule, Use, any_, apply_rules, defined
 SELECT_FOR = {"icmp": "icmpsel", "fcmp": "fcmpsel"}
 
 
-def _select_on(compare: str, inv: int) -> Ins:
+def select_on(compare: str, inv: int) -> Ins:
     """`icmpsel %t, #0, x, y cond=ueq` where `%t = <compare> a, b cond=c inv=<inv>`."""
     tested = Ins(compare, (any_("a"), any_("b")), {"cond": Bind("cond"), "inv": inv}, name="compare")
     return Ins(
@@ -56,7 +56,7 @@ def rules(precondition=None) -> tuple[Rule, ...]:
             table.append(
                 Rule(
                     f"{compare}-inv{inv}-{'swap' if inv == 0 else 'keep'}",
-                    _select_on(compare, inv),
+                    select_on(compare, inv),
                     (Emit(select, (Use("a"), Use("b"), Use(first), Use(second)),
                           {"cond": Bind("cond")}),),
                     precondition,

@@ -48,7 +48,7 @@ def is_mov(ins: Instruction) -> bool:
     )
 
 
-def _width_ok(spec: Src, size: int, use: Instruction) -> bool:
+def width_ok(spec: Src, size: int, use: Instruction) -> bool:
     dest = use.dest
     if dest is None or spec.width_rule is None:
         return True
@@ -59,17 +59,17 @@ def _width_ok(spec: Src, size: int, use: Instruction) -> bool:
     return True
 
 
-def _copyable(b) -> bool:
+def copyable(b) -> bool:
     return may_read_instead(b, "x", "mov")
 
 
 def same_size(b) -> bool:
-    return _copyable(b) and b["x"].size == b["mov"].dest.size
+    return copyable(b) and b["x"].size == b["mov"].dest.size
 
 
 def zero_extension(b) -> bool:
     x, user = b["x"], b.root
-    if not _copyable(b) or x.size >= b["mov"].dest.size:
+    if not copyable(b) or x.size >= b["mov"].dest.size:
         return False
     spec = slot_spec(user, b.position)
     return (
@@ -77,13 +77,13 @@ def zero_extension(b) -> bool:
         and spec.kind == INT
         and spec.allows("abs")
         and x.size in spec.sizes
-        and _width_ok(spec, x.size, user)
+        and width_ok(spec, x.size, user)
     )
 
 
 
 
-def _use_of_mov(x_abs: bool | None) -> Ins:
+def use_of_mov(x_abs: bool | None) -> Ins:
     """Any instruction (the use site), focused on an operand defined by a mov."""
     mov = MOV if x_abs is None else Ins(
         "bitop", (reg("x", neg=False, abs=x_abs), zero()), {"tt": 0xA}, name="mov"
@@ -94,14 +94,14 @@ def _use_of_mov(x_abs: bool | None) -> Ins:
 RULES = (
     Rule(
         "same-size",
-        _use_of_mov(None),
+        use_of_mov(None),
         Use("x", abs=use_abs, neg=use_neg),
         same_size,
         why="an equal-size mov copies the bits, so the use reads x with its own modifiers",
     ),
     Rule(
         "zero-extension",
-        _use_of_mov(True),
+        use_of_mov(True),
         Use("x", abs=True, neg=use_neg),
         zero_extension,
         why="zext(x) has a clear top bit: extending it either way equals zero-extending x",

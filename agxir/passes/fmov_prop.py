@@ -67,7 +67,7 @@ def composed_neg(b) -> bool:
     return use.neg if use.abs else b["x"].neg != use.neg
 
 
-def _use_of(definition: Ins, use_abs: bool | None) -> Ins:
+def use_of(definition: Ins, use_abs: bool | None) -> Ins:
     return Ins(None, srcs=None, name="user",
                focus=defined_by(definition, "use", abs=use_abs, neg=None))
 
@@ -75,28 +75,28 @@ def _use_of(definition: Ins, use_abs: bool | None) -> Ins:
 RULES = (
     Rule(
         "compose",
-        _use_of(FMOV, False),
+        use_of(FMOV, False),
         Use("x", neg=composed_neg),
         float_slot,
         why="use.neg(fmov(x)) reads x's abs with the two negations XORed",
     ),
     Rule(
         "abs-absorbs",
-        _use_of(FMOV, True),
+        use_of(FMOV, True),
         Use("x", abs=True, neg=use_neg),
         float_slot,
         why="|fmov(x)| = |x| whatever x's own modifiers",
     ),
     Rule(
         "widening",
-        _use_of(WIDENING_FMOV, None),
+        use_of(WIDENING_FMOV, None),
         Use("x", abs=composed_abs, neg=composed_neg),
         alu_float_slot,
         why="a 32-bit op reads a 16-bit float source by the exact conversion fmov.32 makes",
     ),
     Rule(
         "f2f-source",
-        _use_of(F2F, None),
+        use_of(F2F, None),
         Use("x", abs=lambda b: b["use"].abs, neg=use_neg),
         alu_float_slot,
         why="a 32-bit float op reads a 16-bit source by the same exact conversion",

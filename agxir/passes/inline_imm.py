@@ -38,11 +38,11 @@ SIZES = (16, 32, 64)
 NOT_INLINED = frozenset({"bfi", "bfeil", "extr", "icmpsel", "fcmpsel"})
 
 
-def _mov_imm(size: int, values) -> Ins:
+def mov_imm_pattern(size: int, values) -> Ins:
     return Ins("mov_imm", (), {"value": OneOf(tuple(values), "v")}, size=size, name="move")
 
 
-def _rows(kinds, modifier: str | None = None, alu: bool = False) -> tuple[str, ...]:
+def use_rows(kinds, modifier: str | None = None, alu: bool = False) -> tuple[str, ...]:
     """The opcodes with a slot the rule may inline into (the precondition decides per slot;
     naming the rows keeps the audit from enumerating every other opcode as a use)."""
     found = []
@@ -64,7 +64,7 @@ def _rows(kinds, modifier: str | None = None, alu: bool = False) -> tuple[str, .
 
 def _use_of(size: int, values, rows) -> Ins:
     return Ins(rows, srcs=None, name="user",
-               focus=defined_by(_mov_imm(size, values), "use", abs=False, neg=False))
+               focus=defined_by(mov_imm_pattern(size, values), "use", abs=False, neg=False))
 
 
 def _slot(b, kinds, modifier: str | None = None):
@@ -107,16 +107,16 @@ MINIFLOATS = {16: _minifloats(16), 32: _minifloats(32)}
 
 def _rules(size: int) -> tuple[Rule, ...]:
     found = (
-        Rule(f"imm8-{size}", _use_of(size, range(256), _rows((INT, RAW))), NewImm(lambda b: b.m.const(b["v"], 16)),
+        Rule(f"imm8-{size}", _use_of(size, range(256), use_rows((INT, RAW))), NewImm(lambda b: b.m.const(b["v"], 16)),
              int_slot, why="v < 256 reads the same sign- or zero-extended"),
         Rule(f"neg-{size}", _use_of(size, [(1 << size) - k for k in range(1, 256)],
-                                     _rows((INT,), "neg")),
+                                     use_rows((INT,), "neg")),
              NewImm(lambda b, size=size: b.m.const((1 << size) - b["v"], 16), neg=True),
              neg_slot, why="-k at the slot's width is 2^W - k extended by sign"),
     )
     if size in MINIFLOATS:
         table = MINIFLOATS[size]
-        found += (Rule(f"fimm-{size}", _use_of(size, tuple(table), _rows((FLOAT,), alu=True)),
+        found += (Rule(f"fimm-{size}", _use_of(size, tuple(table), use_rows((FLOAT,), alu=True)),
                        NewImm(lambda b, table=table: b.m.const(table[b["v"]], 16)),
                        float_slot, why="the minifloat has exactly the f16/f32 value"),)
     return found

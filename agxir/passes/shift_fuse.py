@@ -22,12 +22,12 @@ from agxir.rewrite import Emit, Ins, Rule, Use, any_, apply_rules, defined_by, i
 SHIFTS = range(1, 5)
 
 
-def _shift(s: int) -> Ins:
+def shift_pattern(s: int) -> Ins:
     return Ins("bfi", (zero(), any_("x"), imm(bits=s)), {"mask": 0}, size="w", name="shift")
 
 
 def _rules(s: int) -> tuple[Rule, ...]:
-    shifted = defined_by(_shift(s), "t", neg=None)
+    shifted = defined_by(shift_pattern(s), "t", neg=None)
     neg = lambda b: b["t"].neg  # noqa: E731
     return (
         Rule(f"iadd-{s}", Ins("iadd", (any_("a"), shifted), {"shift": 0}, size="w"),

@@ -81,7 +81,7 @@ def describe_values(attr: spec.Attr) -> str:
 
 
 @dataclass
-class _Source:
+class Source:
     """A source as written, before names are resolved."""
 
     token: Token
@@ -91,11 +91,11 @@ class _Source:
 
 
 @dataclass
-class _Pending:
+class Pending:
     """An instruction whose sources and targets still name things by text."""
 
     instruction: ir.Instruction
-    sources: list[_Source]
+    sources: list[Source]
     kinds: list[str]
     targets: list[Token] = field(default_factory=list)
 
@@ -108,7 +108,7 @@ class Parser:
         self.uniforms: dict[str, ir.Uniform] = {}
         self.values: dict[str, ir.Value] = {}
         self.blocks: dict[str, ir.Block] = {}
-        self.pending: list[_Pending] = []
+        self.pending: list[Pending] = []
 
     # --- token helpers ----------------------------------------------------------------------
 
@@ -297,11 +297,11 @@ class Parser:
         attrs = self.attributes(mnemonic, row, fixed_attrs)
         targets = self.targets(mnemonic, row)
         if unary:  # `mov x` / `not x` are bitop x, #0
-            sources.append(_Source(Token(IMM, "0", mnemonic.line, mnemonic.col), False, False))
+            sources.append(Source(Token(IMM, "0", mnemonic.line, mnemonic.col), False, False))
             kinds.append(row.srcs[-1].kind)
 
         instruction = ir.Instruction(row, dest, [], attrs, [], sat)
-        self.pending.append(_Pending(instruction, sources, kinds, targets))
+        self.pending.append(Pending(instruction, sources, kinds, targets))
         return instruction
 
     def lookup(self, mnemonic: Token) -> tuple[spec.Opcode, dict[str, int | str]]:
@@ -325,7 +325,7 @@ class Parser:
             sat = True
         return sat
 
-    def sources(self, is_phi: bool) -> list[_Source]:
+    def sources(self, is_phi: bool) -> list[Source]:
         starts_operand = self.tok.kind in (VALUE, IDENT, IMM) or self.at_punct("[")
         if not starts_operand or self.at_attribute():
             return []
@@ -335,7 +335,7 @@ class Parser:
             sources.append(self.incoming() if is_phi else self.operand())
         return sources
 
-    def incoming(self) -> _Source:
+    def incoming(self) -> Source:
         self.expect_punct("[", "to start a phi source '[OPERAND, LABEL]'")
         source = self.operand()
         self.expect_punct(",", "between the phi source and its block")
@@ -343,7 +343,7 @@ class Parser:
         self.expect_punct("]", "to end the phi source")
         return source
 
-    def operand(self) -> _Source:
+    def operand(self) -> Source:
         token = self.tok
         if token.kind not in (VALUE, IDENT, IMM):
             raise self.error(token, f"expected an operand, found {token.describe()}")
@@ -360,13 +360,13 @@ class Parser:
             seen.add(suffix.name)
         if token.kind == IDENT and token.text not in self.uniforms:
             raise self.error(token, f"undefined uniform '{token.text}'")
-        return _Source(token, "abs" in seen, "neg" in seen)
+        return Source(token, "abs" in seen, "neg" in seen)
 
     def check_sources(
         self,
         mnemonic: Token,
         row: spec.Opcode,
-        sources: list[_Source],
+        sources: list[Source],
         is_phi: bool,
         unary: bool,
     ) -> list[str]:

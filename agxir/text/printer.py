@@ -61,13 +61,13 @@ def format_attribute(attr: spec.Attr | None, name: str, value: int | str) -> str
     return f"{name}={value}"
 
 
-def _src_kind(row: spec.Opcode, index: int) -> str:
+def source_kind(row: spec.Opcode, index: int) -> str:
     if index < len(row.srcs):
         return row.srcs[index].kind
     return spec.RAW
 
 
-def _format_dest(dest: ir.Value | ir.Register | ir.VirtualRegister) -> str:
+def format_dest(dest: ir.Value | ir.Register | ir.VirtualRegister) -> str:
     if isinstance(dest, ir.Register):
         return dest.name
     if isinstance(dest, ir.VirtualRegister):
@@ -124,9 +124,9 @@ def format_instruction(ins: ir.Instruction) -> str:
         if type(dest) is ir.Value:
             text = f"%{dest.name}:{dest.size} = {name}"
         else:
-            text = f"{_format_dest(dest)} = {name}"
+            text = f"{format_dest(dest)} = {name}"
     elif ins.dests:
-        text = ", ".join(_format_dest(d) for d in ins.dests) + " = " + name
+        text = ", ".join(format_dest(d) for d in ins.dests) + " = " + name
     else:
         text = name
     if ins.sat:

@@ -172,9 +172,9 @@ def _from_record(args) -> None:
                              "or the .json `run` wrote beside it)")
     else:
         if path.suffix == ".json":
-            from fuzz.commands.repro import _beside
+            from fuzz.commands.repro import path_beside
 
-            args.file = _beside(record["file"], record_path.parent)
+            args.file = path_beside(record["file"], record_path.parent)
             print(f"reproducer: {args.file} (from {record_path})")
         if args.passes is None and not args.python_passes and not args.pass_commands:
             flags = [str(flag) for flag in record["flags"]]

@@ -29,7 +29,7 @@ def repro_command(args) -> int:
     except (ValueError, KeyError, TypeError) as error:
         raise UsageError(f"{args.finding}: not a finding record: {error}") from None
     base = Path(args.finding).parent
-    reproducer = _beside(reproducer, base)
+    reproducer = path_beside(reproducer, base)
     replay = argparse.Namespace(passes=None, python_passes=[], pass_commands=[])
     for flag, value in zip(flags[::2], flags[1::2], strict=True):
         if flag == "--passes":
@@ -41,7 +41,7 @@ def repro_command(args) -> int:
     units, _ = units_under_test(replay)
     fn = load_function(reproducer)
     inputs = record.get("inputs")
-    replay.inputs = _beside(inputs, base) if inputs else None
+    replay.inputs = path_beside(inputs, base) if inputs else None
     replay.threads, replay.sets, replay.seed = 32, 8, record.get("seed") or 0
     memory = recorded_memory_limit(record.get("oracle", ""), str(record.get("message", "")))
     findings = check_isolated(Harness(input_sets_for(fn, replay)), fn, [units],
@@ -58,7 +58,7 @@ def repro_command(args) -> int:
     return 0
 
 
-def _beside(path: str, base) -> str:
+def path_beside(path: str, base) -> str:
     """A path from a record, or the same file name next to the record if it moved."""
     from pathlib import Path
 

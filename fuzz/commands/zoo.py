@@ -11,7 +11,7 @@ from fuzz.commands.errors import UsageError
 from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
-def _variants(args):
+def zoo_variants(args):
     from fuzz.zoo.variants import VARIANTS
 
     variants = list(VARIANTS)
@@ -65,7 +65,7 @@ def _mesa_variants(args):
     return variants, [one.name for one in refused]
 
 
-def _default_pipelines() -> list:
+def default_pipelines() -> list:
     """The pipelines a default `agxfuzz run` checks every program with."""
     import argparse
 
@@ -82,7 +82,7 @@ def run_zoo(args) -> int:
     from fuzz.zoo.runner import run_variant, summary
 
     mesa = getattr(args, "mesa", None) is not None  # the variants planted in Mesa's C
-    variants, refused = _mesa_variants(args) if mesa else (_variants(args), [])
+    variants, refused = _mesa_variants(args) if mesa else (zoo_variants(args), [])
     if getattr(args, "html", None):  # refuse now, not after the zoo, when dot is missing
         from fuzz.commands.report import require_dot
 
@@ -94,7 +94,7 @@ def run_zoo(args) -> int:
     budget = f"{programs} programs" if programs else f"{args.time_per_bug:g} s"
     print(f"agxfuzz zoo: seed {seed}, {len(variants)} variants, up to {budget} each, {jobs} jobs",
           flush=True)
-    beside = _default_pipelines() if getattr(args, "default_cost", False) else []
+    beside = default_pipelines() if getattr(args, "default_cost", False) else []
     if beside:
         print(f"beside each variant: the default campaign's {len(beside)} pipelines")
     header = f"{'variant':<34} {'caught':<7} {'seconds':>8} {'programs':>9}  {'oracle':<11} {'reduced':>8}"

@@ -132,10 +132,10 @@ def _keyed(fn: Function) -> tuple[dict[str, Instruction], dict[str, Instruction]
 
 
 def operand_text(ins: Instruction, index: int) -> str:
-    from agxir.text.printer import _src_kind
+    from agxir.text.printer import source_kind
 
     try:
-        kind = _src_kind(ins.opcode, index)
+        kind = source_kind(ins.opcode, index)
     except Exception:  # a row without that slot: print it as an integer
         kind = ""
     return format_operand(ins.srcs[index], kind)

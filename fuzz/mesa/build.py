@@ -111,15 +111,15 @@ def check_tree(src: Path) -> str:
     return version.read_text().strip() if version.is_file() else "unknown"
 
 
-def _cc() -> str:
+def c_compiler() -> str:
     return os.environ.get("CC") or "cc"
 
 
 def _cc_version() -> str:
     try:
-        done = subprocess.run([_cc(), "--version"], capture_output=True, text=True, check=False)
+        done = subprocess.run([c_compiler(), "--version"], capture_output=True, text=True, check=False)
     except OSError as error:
-        raise MesaBuildError(f"agxfuzz: no C compiler ({_cc()}: {error.strerror})") from None
+        raise MesaBuildError(f"agxfuzz: no C compiler ({c_compiler()}: {error.strerror})") from None
     return done.stdout
 
 
@@ -148,7 +148,7 @@ def _python_with_mako() -> str:
     return sys.executable
 
 
-def _generate(src: Path, gen: Path) -> None:
+def generate_headers(src: Path, gen: Path) -> None:
     python = _python_with_mako()
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     for script, arguments, output in GENERATORS:
@@ -165,7 +165,7 @@ def _generate(src: Path, gen: Path) -> None:
 ERROR_LINE = re.compile(r"^(\S+?):(\d+):(\d+): (fatal )?error: .*$", re.MULTILINE)
 
 
-def _first_error(output: str) -> str:
+def first_error(output: str) -> str:
     match = ERROR_LINE.search(output)
     if match:
         return match.group(0)
@@ -176,10 +176,10 @@ def _first_error(output: str) -> str:
 def _compile_all(src: Path, work: Path, version: str, patches=(), coverage=False) -> Path:
     gen = work / "gen"
     gen.mkdir()
-    _generate(src, gen)
+    generate_headers(src, gen)
     flags = [*CFLAGS, *(COVERAGE_FLAGS if coverage else ()), *DEFINES, f'-DPACKAGE_VERSION="{version}"',
              f'-DAGXFUZZ_MESA_VERSION="{version}"', f"-I{gen}", f"-I{BRIDGE_C}"]
-    patched = _overlay(src, work / "overlay", patches)  # before the tree: ours win
+    patched = overlay_patches(src, work / "overlay", patches)  # before the tree: ours win
     flags += [f"-I{d}" for d in sorted({path.parent for path in patched.values()})]
     flags += [f"-I{src / d}" for d in INCLUDES]
     units = [src / "src/asahi/compiler" / f"{name}.c" for name in COMPILER_FILES]
@@ -190,7 +190,7 @@ def _compile_all(src: Path, work: Path, version: str, patches=(), coverage=False
 
     def compile_one(pair):
         unit, obj = pair
-        return subprocess.run([_cc(), *flags, "-c", str(unit), "-o", str(obj)],
+        return subprocess.run([c_compiler(), *flags, "-c", str(unit), "-o", str(obj)],
                               capture_output=True, text=True, check=False)
 
     with ThreadPoolExecutor(JOBS) as pool:
@@ -200,19 +200,19 @@ def _compile_all(src: Path, work: Path, version: str, patches=(), coverage=False
             if done.returncode != 0:
                 for pending in futures:
                     pending.cancel()
-                raise MesaBuildError(_first_error(done.stderr))
+                raise MesaBuildError(first_error(done.stderr))
     binary = work / BINARY
-    done = subprocess.run([_cc(), *map(str, objects), "-o", str(binary), "-lm", "-lpthread",
+    done = subprocess.run([c_compiler(), *map(str, objects), "-o", str(binary), "-lm", "-lpthread",
                            *(["--coverage"] if coverage else []),
                            # copies.c: agx_ra's parallel copies through the bridge
                            "-Wl,--wrap=agx_emit_parallel_copies"],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise MesaBuildError(f"agxfuzz: linking the bridge failed: {_first_error(done.stderr)}")
+        raise MesaBuildError(f"agxfuzz: linking the bridge failed: {first_error(done.stderr)}")
     return binary
 
 
-def _overlay(src: Path, overlay: Path, patches) -> dict[str, Path]:
+def overlay_patches(src: Path, overlay: Path, patches) -> dict[str, Path]:
     """Patched copies of the files `patches` (fuzz/mesa/variants) touch, under `overlay`:
     {path in the tree: the copy}. PatchDoesNotApply (one line, the patch's name)."""
     from fuzz.mesa.variants import apply

@@ -455,9 +455,9 @@ def _cxx() -> str:
 def _run(command: list[str], what: str) -> None:
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        from fuzz.mesa.build import _first_error
+        from fuzz.mesa.build import first_error
 
-        raise GtestError(f"agxfuzz: {what}: {_first_error(done.stderr)}")
+        raise GtestError(f"agxfuzz: {what}: {first_error(done.stderr)}")
 
 
 def _cached(kind: str, key: str, make) -> Path:
@@ -514,8 +514,8 @@ def mesa_library(src: Path, patches=()) -> Path:
     def make(work: Path) -> None:
         gen = work / "gen"
         gen.mkdir()
-        build._generate(src, gen)
-        patched = build._overlay(src, work / "overlay", patches)
+        build.generate_headers(src, gen)
+        patched = build.overlay_patches(src, work / "overlay", patches)
         flags = [*build.CFLAGS, *build.DEFINES, f'-DPACKAGE_VERSION="{version}"', f"-I{gen}"]
         flags += [f"-I{d}" for d in sorted({path.parent for path in patched.values()})]
         flags += [f"-I{src / d}" for d in build.INCLUDES]
@@ -527,7 +527,7 @@ def mesa_library(src: Path, patches=()) -> Path:
         units += [gen / "agx_opcodes.c", debug]
         objects = [work / f"{k}_{unit.stem}.o" for k, unit in enumerate(units)]
         with ThreadPoolExecutor(build.JOBS) as pool:
-            list(pool.map(lambda pair: _run([build._cc(), *flags, "-c", str(pair[0]), "-o",
+            list(pool.map(lambda pair: _run([build.c_compiler(), *flags, "-c", str(pair[0]), "-o",
                                              str(pair[1])], "building Mesa's files"),
                           zip(units, objects, strict=True)))
         _run(["ar", "rcs", str(work / "libagx.a"), *map(str, objects)], "archiving Mesa")

@@ -150,7 +150,7 @@ def untranslatable(fn: Function) -> Counter:
             row = BY_MODEL.get(name)
             if row is None or row.mesa is None:
                 counts[name] += 1
-            elif name == "convert" and _convert_mode(ins) is None:
+            elif name == "convert" and convert_mode(ins) is None:
                 counts["convert (f2f or 8/64-bit)"] += 1
             elif name == "phi" and any(src.is_immediate for src in ins.srcs):
                 # Mesa's phis never take immediates (agx_optimizer inlines none into a
@@ -178,7 +178,7 @@ CONVERT_MODES = {
 CONVERT_BY_MESA = {mesa: key for key, mesa in CONVERT_MODES.items()}
 
 
-def _convert_mode(ins) -> int | None:
+def convert_mode(ins) -> int | None:
     mode = ins.attrs.get("mode")
     if mode in ("u2f", "s2f"):
         return CONVERT_MODES.get((mode, ins.srcs[0].size))

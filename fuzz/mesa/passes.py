@@ -101,7 +101,7 @@ def mesa_names() -> list[str]:
     return [PREFIX + name for name in MESA_PASSES]
 
 
-def _reference_difference(fn: Function, liveness) -> str | None:
+def reference_difference(fn: Function, liveness) -> str | None:
     from oracles.liveness_reference import reference_liveness
 
     reference = reference_liveness(fn)
@@ -150,7 +150,7 @@ def mesa_pass(name: str) -> PassUnderTest:
         if result.status == "error":
             raise RuntimeError(f"the bridge refused the request: {result.message}")
         if outcome.liveness is not None:
-            difference = _reference_difference(fn, outcome.liveness)
+            difference = reference_difference(fn, outcome.liveness)
             if difference:
                 raise MesaLivenessDiffers(difference)
         after = outcome.function

@@ -7,7 +7,7 @@ registers) and keeps the numbering in a `Names` for the decoder."""
 from __future__ import annotations
 
 from agxir import ir
-from fuzz.mesa.opcodes import BY_MODEL, _convert_mode, untranslatable
+from fuzz.mesa.opcodes import BY_MODEL, convert_mode, untranslatable
 from fuzz.mesa.wire_format import (
     COND_ROWS,
     FLOAT_COND_OPS,
@@ -157,7 +157,7 @@ class _Encoder:
             if self.fn.level == "exec" and ins.dest == ir.R0L:
                 mesa, imm, dests = "begin_cf", 0, []
         elif name == "convert":
-            mode = _convert_mode(ins)
+            mode = convert_mode(ins)
             imm = ROUND_RTE if a["mode"] in ("u2f", "s2f") else ROUND_RTZ
             srcs = [ir.Operand(ir.Immediate(mode)), *srcs]
         elif name in ("device_load", "device_store"):

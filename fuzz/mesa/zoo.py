@@ -75,7 +75,7 @@ def clean_fails_unaided(fn, names: list[str], clean: str) -> bool:
     from agxir.ir import clone_function
     from agxir.verifier import verify
     from fuzz.mesa.client import run_passes
-    from fuzz.mesa.passes import _reference_difference
+    from fuzz.mesa.passes import reference_difference
     from oracles.machine.pressure_oracle import demand_difference
 
     current = fn
@@ -83,7 +83,7 @@ def clean_fails_unaided(fn, names: list[str], clean: str) -> bool:
         outcome = run_passes(_CLIENTS.get(clean), current, MESA_PASSES[name[len(PREFIX):]])
         if outcome.result.status != "ok":
             return True
-        if outcome.liveness is not None and _reference_difference(current, outcome.liveness):
+        if outcome.liveness is not None and reference_difference(current, outcome.liveness):
             return True
         after = clone_function(current)
         got = outcome.function

@@ -41,7 +41,7 @@ def _payload_slot(b) -> bool:
 # Mesa c8e331bf: fmov propagated into fcmpsel's payload sources (s2/s3), whose packing has
 # no modifier bits: the select returns x itself, not the fmov's (negated, canonical) value.
 PAYLOAD_RULES = fmov_prop.RULES + (
-    Rule("payload", fmov_prop._use_of(fmov_prop.FMOV, None), Use("x", abs=False, neg=False),
+    Rule("payload", fmov_prop.use_of(fmov_prop.FMOV, None), Use("x", abs=False, neg=False),
          _payload_slot, why="WRONG: a payload reads bits, and its packing drops the modifiers"),
 )
 
@@ -53,7 +53,7 @@ def _or_neg(b) -> bool:
 
 # Mesa 095415cd: the fmov composition ORed the negations, so neg(fmov(neg x)) read -x.
 NEG_NEG_RULES = (
-    Rule("compose", fmov_prop._use_of(fmov_prop.FMOV, False), Use("x", neg=_or_neg),
+    Rule("compose", fmov_prop.use_of(fmov_prop.FMOV, False), Use("x", neg=_or_neg),
          fmov_prop.float_slot, why="WRONG: neg of neg does not cancel"),
 ) + fmov_prop.RULES[1:]
 
@@ -119,8 +119,8 @@ def fmov_rev_ignores_phi_uses(fn: Function) -> bool:
 
 def _ignoring_neg(size: int) -> Rule:
     values = tuple(range(256)) + tuple((1 << size) - k for k in range(1, 256))
-    use = Ins(inline_imm._rows((INT, RAW)), srcs=None, name="user",
-              focus=defined_by(inline_imm._mov_imm(size, values), "use", abs=False, neg=True))
+    use = Ins(inline_imm.use_rows((INT, RAW)), srcs=None, name="user",
+              focus=defined_by(inline_imm.mov_imm_pattern(size, values), "use", abs=False, neg=True))
     return Rule(f"ignores-neg-{size}", use,
                 NewImm(lambda b, size=size: b.m.const(_as_imm8(b["v"], size), 16),
                        neg=False),
@@ -179,7 +179,7 @@ def inline_imm_64bit_address(fn: Function) -> bool:
 
 
 def _packed(s: int, drop_neg: bool, two_bits: bool) -> tuple[Rule, ...]:
-    shifted = defined_by(shift_fuse._shift(s), "t", neg=None)
+    shifted = defined_by(shift_fuse.shift_pattern(s), "t", neg=None)
     neg = (lambda b: False) if drop_neg else (lambda b: b["t"].neg)
     field = s & 3 if two_bits else s
     return (

@@ -27,7 +27,7 @@ from fuzz.zoo.runner import Variant
 
 
 def fusion_rule(compare: str, inv: int, swap: bool, select: Ins | None = None) -> Rule:
-    pattern = select or cmpsel._select_on(compare, inv)
+    pattern = select or cmpsel.select_on(compare, inv)
     first, second = ("y", "x") if swap else ("x", "y")
     return Rule(
         f"{compare}-inv{inv}",
@@ -119,22 +119,22 @@ def _zero_extension_any_kind(b) -> bool:
     x, user = b["x"], b.root
     spec = copyprop.slot_spec(user, b.position)
     return (
-        copyprop._copyable(b)
+        copyprop.copyable(b)
         and x.size < b["mov"].dest.size
         and spec is not None
         and x.size in spec.sizes
-        and copyprop._width_ok(spec, x.size, user)
+        and copyprop.width_ok(spec, x.size, user)
     )
 
 
 # A 16-bit value copied into a 32-bit float operand: the float op converts it from f16.
 NARROW_INTO_FLOAT = copyprop.RULES[:1] + (
-    Rule("zero-extension", copyprop._use_of_mov(True), Use("x", abs=True, neg=copyprop.use_neg),
+    Rule("zero-extension", copyprop.use_of_mov(True), Use("x", abs=True, neg=copyprop.use_neg),
          _zero_extension_any_kind),
 )
 # A narrower source copied with .abs although the mov sign-extended it.
 NARROW_WITHOUT_ABS = copyprop.RULES[:1] + (
-    Rule("zero-extension", copyprop._use_of_mov(False), Use("x", abs=True, neg=copyprop.use_neg),
+    Rule("zero-extension", copyprop.use_of_mov(False), Use("x", abs=True, neg=copyprop.use_neg),
          copyprop.zero_extension),
 )
 _MOV_OF_ANYTHING = Ins("bitop", (any_("x", neg=False), zero()), {"tt": 0xA}, name="mov")

@@ -66,7 +66,7 @@ class CompiledFunction:
             CompiledBlock(
                 block,
                 number[block],
-                _compiled_block(source),
+                compiled_block(source),
                 len(block.instructions),
                 tuple(position[t] for t in block.successors),
                 block not in cyclic,
@@ -266,7 +266,7 @@ _BLOCK_CACHE: dict[str, Callable] = {}
 _BLOCK_CACHE_LIMIT = 50_000
 
 
-def _compiled_block(source: str) -> Callable:
+def compiled_block(source: str) -> Callable:
     """A block's function, compiled once per distinct source text. Passes change few blocks,
     so the variants of a program under test mostly reuse their input's compiled blocks."""
     function = _BLOCK_CACHE.get(source)

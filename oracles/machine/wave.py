@@ -33,7 +33,7 @@ from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
 from oracles.inputs import InputSet
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.lanes import Lanes
-from oracles.interp.runner import DEFAULT_FUEL, _compiled_block, outcomes_of, stacked_lanes
+from oracles.interp.runner import DEFAULT_FUEL, compiled_block, outcomes_of, stacked_lanes
 from oracles.outcomes import Outcome
 
 NUM_HALVES = 256
@@ -129,7 +129,7 @@ class CompiledWave:
             source, branch, stops = self._emit_unit(
                 emitter, instructions, position[block], first_unit, first
             )
-            run = _compiled_block(source)  # cached by text, as the SSA interpreter's are
+            run = compiled_block(source)  # cached by text, as the SSA interpreter's are
             self.blocks.append(WaveBlock(run, len(instructions), branch, stops))
         self.constants = list(emitter.constants)
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agxir.cfg import CFG, Dominators, is_reducible
 from agxir.ir import Block, Function, Immediate, Instruction, Operand, Value
-from agxir.liveness import Liveness, _live_in_first, liveness_live_in_first
+from agxir.liveness import Liveness, live_in_first, liveness_live_in_first
 from agxir.opcodes import OPCODES
 from agxir.text import parse_function, print_function
 from agxir.verifier import verify
@@ -93,7 +93,7 @@ def test_seed_example_matches_the_new_liveness():
 def test_live_in_first_computes_the_same_sets():
     for fn in (load("liveness_seed_example.agx"), parse(LOOP), load("irreducible_cfg.agx")):
         liveness = Liveness(fn)
-        live_in, live_out, evaluations = _live_in_first(fn)
+        live_in, live_out, evaluations = live_in_first(fn)
         assert live_in == liveness.live_in and live_out == liveness.live_out
         assert evaluations >= liveness.iterations
 
@@ -213,7 +213,7 @@ join:
     dead = fn.block_named("dead")
     assert names(liveness.live_in[dead]) == {"x"} == names(liveness.live_out[dead])
     assert compare_liveness(fn, liveness) is None
-    live_in, live_out, _ = _live_in_first(fn)
+    live_in, live_out, _ = live_in_first(fn)
     assert live_in == liveness.live_in and live_out == liveness.live_out
 
 
@@ -386,10 +386,10 @@ def test_random_functions_agree_with_the_reference(fn):
             if not ins.is_phi:
                 assert liveness.live_before(ins) == reference.at[(block, index)]
                 assert liveness.live_after(ins) == reference.at[(block, index + 1)]
-    live_in, live_out, evaluations = _live_in_first(fn)
+    live_in, live_out, evaluations = live_in_first(fn)
     assert live_in == liveness.live_in and live_out == liveness.live_out
     assert liveness_live_in_first(fn) == evaluations
-    live_in, live_out, _ = _live_in_first(fn, reverse=True)
+    live_in, live_out, _ = live_in_first(fn, reverse=True)
     assert live_in == liveness.live_in and live_out == liveness.live_out
     if acyclic(fn):
         # Postorder meets every block after its successors: one evaluation each, the least

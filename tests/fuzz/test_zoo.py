@@ -68,11 +68,11 @@ def test_a_time_and_a_program_budget_together_are_bad_usage():
 
 
 def test_at_default_cost_a_variant_is_caught_beside_the_default_pipelines(tmp_path):
-    from fuzz.commands.zoo import _default_pipelines
+    from fuzz.commands.zoo import default_pipelines
     from fuzz.passes_under_test import python_pass, registered
     from fuzz.zoo.runner import Variant, run_variant
 
-    beside = _default_pipelines()
+    beside = default_pipelines()
     assert len(beside) >= 20  # every registered pass alone, two SSA and four machine pipelines
     variant = {v.name: v for v in VARIANTS}["cmpsel-blog-swap"]
     outcome = run_variant(variant, programs=200, seed=1, jobs=1, out=tmp_path, beside=beside)

@@ -156,13 +156,13 @@ def test_mesas_liveness_is_compared_with_the_reference(client):
     """agx_compute_liveness's sets agree with the reference on a loop; one value taken out
     of a live-out set is reported by block and name."""
     from fuzz.mesa.client import run_passes
-    from fuzz.mesa.passes import _reference_difference
+    from fuzz.mesa.passes import reference_difference
 
     fn = parse_function(PREFIX_SUM.read_text(), str(PREFIX_SUM))
     registered("lower-cf").run(fn)
     liveness = run_passes(client, fn, ["liveness"]).liveness
-    assert _reference_difference(fn, liveness) is None
+    assert reference_difference(fn, liveness) is None
     block, values = next((b, v) for b, v in liveness.live_out.items() if v)
     dropped = values.pop()
-    assert _reference_difference(fn, liveness) == (
+    assert reference_difference(fn, liveness) == (
         f"Mesa's live_out[{block}] lacks %{dropped}")

@@ -77,7 +77,7 @@ def assert_refuted(rule: Rule, **kwargs):
 def test_cmpsel_swapping_on_the_wrong_condition_is_refuted():
     wrong = Rule(
         "swap-when-inverted",
-        cmpsel._select_on("icmp", 1),
+        cmpsel.select_on("icmp", 1),
         (Emit("icmpsel", (Use("a"), Use("b"), Use("y"), Use("x")), {"cond": Bind("cond")}),),
     )
     found = assert_refuted(wrong)
@@ -100,16 +100,16 @@ def test_copyprop_of_a_narrower_value_without_abs_is_refuted():
     def narrow(b):  # the zero-extension rule's conditions, without requiring the mov's .abs
         spec = copyprop.slot_spec(b.root, b.position)
         return (
-            copyprop._copyable(b)
+            copyprop.copyable(b)
             and b["x"].size < b["mov"].dest.size
             and spec is not None
             and spec.kind == "int"
             and spec.allows("abs")
             and b["x"].size in spec.sizes
-            and copyprop._width_ok(spec, b["x"].size, b.root)
+            and copyprop.width_ok(spec, b["x"].size, b.root)
         )
 
-    wrong = Rule("narrow-no-abs", copyprop._use_of_mov(False), Use("x", abs=True, neg=copyprop.use_neg), narrow)
+    wrong = Rule("narrow-no-abs", copyprop.use_of_mov(False), Use("x", abs=True, neg=copyprop.use_neg), narrow)
     found = assert_refuted(wrong)
     assert found.values["x"] >> 15  # negative: sign- and zero-extension differ
 
