@@ -225,10 +225,6 @@ CIRCLES_ALLOWED = (
      "fuzz.generate.exec_cmp_shapes", "fuzz.generate.operations",
      "fuzz.generate.optimizer_shapes", "fuzz.generate.pressure_shapes",
      "fuzz.generate.program", "fuzz.generate.schedule_shapes"},
-    # fuzz.generate re-exports build_case from fuzz.generate.cases, which builds a Mesa
-    # campaign's cases through fuzz.mesa.translatable, which draws programs from the
-    # fuzz.generate package (lazily). Came with the move of build_case (issue 22).
-    {"fuzz.generate", "fuzz.generate.cases", "fuzz.mesa.translatable"},
 )
 
 
