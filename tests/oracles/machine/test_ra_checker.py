@@ -6,7 +6,7 @@ from agxir.text import parse_function
 from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave
-from oracles.machine.ra_checker import AlignmentError, RAError, check_allocation
+from oracles.machine.ra_checker import AlignmentError, RAError, RAErrorKind, check_allocation
 
 EXEC = """\
 func.exec @f(u0:32) {
@@ -69,6 +69,9 @@ def test_an_allocation_that_drops_an_instruction_is_reported_not_a_crash():
     (error,) = check_allocation(parse_function(EXEC), parse_function(dropped))
     assert isinstance(error, AlignmentError) and error.block == "b0"
     assert "stands where the input has" in str(error)
+    assert error.kind is RAErrorKind.UNEXPECTED_INSTRUCTION and error.index == 2
+    assert (error.instruction, error.expected) == ("r1 = iadd r1, r2 shift=0",
+                                                   "%c:32 = mov_imm value=0x5")
 
 
 def test_a_different_opcode_or_a_missing_tail_is_an_alignment_error():
@@ -79,6 +82,10 @@ def test_a_different_opcode_or_a_missing_tail_is_an_alignment_error():
     short = RIGHT.replace("  stop\n", "")
     (error,) = check_allocation(parse_function(EXEC), parse_function(short))
     assert str(error) == "in b0, `stop` is missing"
+    assert error.kind is RAErrorKind.MISSING_INSTRUCTION and error.index == 6
+    blocks = RIGHT.replace("b0:", "entry:")
+    (error,) = check_allocation(parse_function(EXEC), parse_function(blocks))
+    assert error.kind is RAErrorKind.BLOCKS_DIFFER and error.block == ""
 
 
 def test_values_meet_at_joins_by_intersection():
@@ -183,6 +190,9 @@ def test_a_phi_reading_the_wrong_register_is_reported_at_the_phi_and_its_value_i
     ]
     assert all(isinstance(e, RAError) for e in errors)
     assert errors[0].register == "r1" and errors[0].expected == "%n" and errors[0].holds == "%k"
+    assert errors[0].kind is RAErrorKind.WRONG_VALUE and errors[0].index == 0
+    assert errors[0].value.name == "n" and [m.name for m in errors[0].held] == ["k"]
+    assert errors[1].held == ()
 
 
 R0L_EXEC = """\
