@@ -9,7 +9,9 @@ counterpart of the next reference instruction (same opcode, attributes, immediat
 uniforms, a register where the reference has a value) or an inserted `parallel_copy`;
 register phis stand for the reference's phis. Every read of a value must find each of its
 pieces in the halves of the register read; every violation is reported with the block,
-the instruction, the register, the value expected and what the register may hold.
+the instruction, the register, the value expected and what the register may hold: a
+structured error (an `RAErrorKind` and fields), whose `str` is the message, so a caller
+(the fuzzer's signatures) reads the fields, never the text.
 
 Transfer rules: a definition of v into R leaves R's halves holding exactly v's pieces (and,
 for a virtual register, removes its older copies everywhere: it may be written many times;
