@@ -38,7 +38,7 @@ class MesaBug:
     passes: tuple[str, ...]
     pass_name: str
     oracle: str
-    message: str  # the finding's message starts with this
+    message: str  # the finding's message holds this (a crash's names the tree's path first)
     fix: str | None  # fuzz/mesa/fixes/FIX.patch: the later fix backported, or our own
 
 
@@ -121,6 +121,14 @@ b0:
 }
 """
 
+# agx_ra's live-range splitting (assign_regs_by_copying) has `unreachable("TODO")` for a
+# phi destination: a loop whose phis meet a fragmented register file at a demand of 93
+# halves (of 256) aborts Mesa. Found by `run --mesa --with-fixes` seed 6 (once in 8,194
+# programs), reduced from 117 instructions. Fixed in later Mesa (find_regs moves the
+# shuffle before the phis, agx_emit_move_before_phi); not backported (fix None).
+RA_PHI_SPLIT = (Path(__file__).resolve().parent / "programs" / "ra_phi_split_todo.agx").read_text()
+RA_TODO = "agx_register_allocate.c:415: assign_regs_by_copying: Assertion `!\"\" \"TODO\"' failed."
+
 INVALID_VECTORS = "MesaCrash: Mesa exit 1: Invalid vectors after optimizer"
 OUTPUT_DIFFERS = "thread 0 output slot 0: input 0x1, output 0x0"
 BUGS = (
@@ -138,6 +146,8 @@ BUGS = (
     MesaBug("is-fmov-ignores-modifiers", IS_FMOV_MODIFIERS, ("lower-cf", "mesa:optimizer"),
             "mesa:optimizer", "refinement",
             "thread 0 output slot 0: input 0x0, output 0x80000000", "is-fmov-checks-modifiers"),
+    MesaBug("ra-phi-split-todo", RA_PHI_SPLIT, ("lower-cf", "mesa:ra"), "mesa:ra", "crash",
+            RA_TODO, None),
     # latent in 23.3.6 (agx_ra never copies a 64-bit immediate): the golden is the program
     MesaBug("copies-immediate64", IMMEDIATE64.read_text(), ("mesa:lower-copies",),
             "mesa:lower-copies", "copy-checker", "in b0, `export d2 slot=0` does not read",
@@ -154,7 +164,7 @@ def _findings(program: str, passes: tuple[str, ...]):
 
 def _reports(bug: MesaBug, found) -> bool:
     return any(pass_name == bug.pass_name and oracle == bug.oracle
-               and message.startswith(bug.message) for pass_name, oracle, message in found)
+               and bug.message in message for pass_name, oracle, message in found)
 
 
 @pytest.mark.parametrize("bug", BUGS, ids=lambda bug: bug.name)
@@ -162,7 +172,7 @@ def test_a_mesa_bug_is_found_by_its_oracle(bug: MesaBug, bridge):
     found = _findings(bug.program, bug.passes)
     if bridge.version == "23.3.6":
         assert _reports(bug, found), found
-    elif (UPSTREAM / f"{bug.fix}.patch").read_text().startswith("# Backport"):
+    elif bug.fix is None or (UPSTREAM / f"{bug.fix}.patch").read_text().startswith("# Backport"):
         assert found == [], found  # fixed in later Mesa: the same program comes through clean
     else:  # our own fix: later Mesa has the bug still
         assert _reports(bug, found), found
@@ -222,7 +232,8 @@ def test_with_every_fix_no_finding_program_finds_anything(bridge, monkeypatch):
     if bridge.version == "23.3.6":
         monkeypatch.setenv("AGXFUZZ_MESA_BRIDGE", str(build_bridge(patches=all_fixes()).path))
     for bug in BUGS:
-        assert _findings(bug.program, bug.passes) == [], bug.name
+        if bug.fix is not None:  # ra-phi-split-todo has no backport: later Mesa's is a rewrite
+            assert _findings(bug.program, bug.passes) == [], bug.name
 
 
 def test_the_fcmp_finding_is_mesa_reading_an_integer_as_a_minifloat(bridge):
