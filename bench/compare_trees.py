@@ -37,7 +37,10 @@ sys.path.insert(0, request["tree"])
 import numpy as np
 from agxir.text import parse_function, print_function
 from fuzz.campaign import CampaignConfig
-from fuzz.generate.cases import build_case
+try:  # where build_case lives since issue 22; before, in fuzz.campaign
+    from fuzz.generate.cases import build_case
+except ImportError:
+    from fuzz.campaign import build_case
 from fuzz.commands.units import units_under_test
 from fuzz.harness import Harness
 from oracles.inputs import InputSet

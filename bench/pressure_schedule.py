@@ -2,7 +2,7 @@
 
     python bench/pressure_schedule.py [--programs N (1000)] [--seed S (1)] [--ra]
 
-The programs are a campaign's (`fuzz.campaign.build_case`, size 50). For the programs the
+The programs are a campaign's (`fuzz.generate.cases.build_case`, size 50). For the programs the
 pass changes it prints the mean change, in 16-bit halves, of:
 
 * the maximum pressure the pass promises to lower (the most halves live at one point,

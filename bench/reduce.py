@@ -3,7 +3,7 @@
     python bench/reduce.py [--per-variant K] [--seed S] [--search N]
 
 For each wrong pass (examples/wrong_cmpsel.py and the variants below) the campaign's own
-program builder (`fuzz.campaign.build_case`, as `agxfuzz run --fail-fast` uses it) is run over
+program builder (`fuzz.generate.cases.build_case`, as `agxfuzz run --fail-fast` uses it) is run over
 program indices until K findings of that pass appear; each is reduced with the same
 interestingness test as `agxfuzz reduce`. Prints per finding the original and reduced
 instruction counts and the seconds taken, then the median and max reduced size.

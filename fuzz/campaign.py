@@ -42,7 +42,6 @@ from fuzz.corpus.guided import CampaignCorpus, Case, WorkerGuide, annotate_recor
 from fuzz.findings import FindingFiles, FindingStore, restore_unwritten, write_claimed
 
 # Re-exported: fuzz.stats.runner and fuzz.mesa.agree still import it from here.
-from fuzz.generate.cases import program_seed  # noqa: F401
 from fuzz.harness import Finding, Harness, Stats
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.processes import (

@@ -435,8 +435,8 @@ def exec_cases(seed: int, count: int, *, threads: int = 32, sets: int = 8):
     `seed` that lower-cf can structure, drawn as `run --mesa` draws them (the campaign's
     per-program seeds, the translatable profile)."""
     from agxir.machine.lower_cf import structurable
-    from fuzz.campaign import program_seed
     from fuzz.generate import ChoiceSource
+    from fuzz.generate.cases import program_seed
     from fuzz.mesa.translatable import translatable_case
     from fuzz.passes_under_test import registered
 

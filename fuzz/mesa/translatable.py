@@ -164,7 +164,7 @@ def pressure_every() -> int:
 
 
 def translatable_case(source, config):
-    """`fuzz.campaign.build_case` for a campaign over Mesa's passes."""
+    """`fuzz.generate.cases.build_case` for a campaign over Mesa's passes."""
     from fuzz.generate import generate_inputs
 
     fn = translatable_program(source, size=config.size)

@@ -1,7 +1,7 @@
 """The corpus of a stats run and the worker processes that compile it.
 
 A generated corpus is the first N programs of seed S that control-flow lowering can
-structure (candidate i is built from `fuzz.campaign.program_seed(S, i)` as a campaign
+structure (candidate i is built from `fuzz.generate.cases.program_seed(S, i)` as a campaign
 builds it, and named `p<i>`); a program `lower-cf` declines (an unstructurable CFG) is
 skipped and counted, so the same `--programs N --seed S` always gives the same corpus. A
 directory corpus is every `.agx` file in it, named by its stem (one `lower-cf` declines is
@@ -85,8 +85,8 @@ def _task(task) -> list[Compiled | Declined]:
     kind, payload = task
     out = []
     if kind == "generate":
-        from fuzz.campaign import program_seed
         from fuzz.generate import ChoiceSource, Features, generate_program
+        from fuzz.generate.cases import program_seed
 
         seed, start, stop = payload
         for index in range(start, stop):
