@@ -197,8 +197,20 @@ def _tidied_variants(case: Case, edit: Callable[[Function], dict | None]) -> Ite
 
 
 def drop_passes(case: Case) -> Iterator[Case]:
-    """The pipeline without one pass, last first: passes after the failing one never run."""
+    """The pipeline without one pass, last first: passes after the failing one never run.
+    A pass a later Mesa pass's contract needs before it stays (agx_ra wants DCE first:
+    without it Mesa's allocator may leave a dead instruction reading a clobbered register,
+    which is no bug of Mesa's, and the same checker message would accept it)."""
+    names = [unit.name for unit in case.pipeline]
+    needed: set[str] = set()
+    for name in names:
+        if name.startswith("mesa:"):
+            from fuzz.mesa.passes import mesa_prefix  # the Mesa bridge, only when it is used
+
+            needed.update(mesa_prefix(name)[:-1])
     for i in reversed(range(len(case.pipeline))):
+        if names[i] in needed and any(later.startswith("mesa:") for later in names[i + 1:]):
+            continue
         yield case.replace(pipeline=case.pipeline[:i] + case.pipeline[i + 1 :])
 
 

@@ -38,6 +38,7 @@ from agxir.ir import (
     R0L,
     Block,
     Function,
+    Immediate,
     Instruction,
     Operand,
     Register,
@@ -46,7 +47,9 @@ from agxir.ir import (
     VirtualRegister,
 )
 from agxir.machine.opcodes import EXEC_UPDATES
+from agxir.opcodes.table import BITOP_ALIASES
 from agxir.text import format_instruction
+from oracles.machine.copy_checker import is_identity_move
 
 Meant = (Value, VirtualRegister)  # what a reference program's operand may mean
 
@@ -189,6 +192,17 @@ def _counterpart(reference: Instruction, allocated: Instruction) -> bool:
     return True
 
 
+def _plain_copy(reference: Instruction) -> Value | None:
+    """The value `%d = mov %s` copies (no modifier, no saturation, the same size), else None."""
+    if reference.name != "bitop" or reference.sat or reference.attrs.get("tt") != BITOP_ALIASES["mov"]:
+        return None
+    a, b = reference.srcs
+    if (isinstance(a.ref, Value) and isinstance(reference.dest, Value) and b.ref == Immediate(0)
+            and not (a.abs or a.neg or b.abs or b.neg) and a.ref.size == reference.dest.size):
+        return a.ref
+    return None
+
+
 class _Checker:
     def __init__(self, reference: Function, allocated: Function) -> None:
         self.reference = reference
@@ -264,6 +278,16 @@ class _Checker:
                         else:
                             moved[half] = frozenset()
                 state.update(moved)
+                continue
+            copied = _plain_copy(reference)
+            if copied is not None and is_identity_move(ins):
+                # `rX = mov rX` for `%d = mov %s`: no register changes, and %d is %s's value,
+                # so every half holding a piece of %s holds that piece of %d too. Mesa leaves
+                # such moves after coalescing and may shuffle the register away before one
+                # (a phi's copy at the block's end), dropping them later; where rX does not
+                # hold %s, %d is simply not in rX, and a later read of it there is reported.
+                for half, pieces in list(state.items()):
+                    state[half] = pieces | {(reference.dest, p) for v, p in pieces if v == copied}
                 continue
             for src, meant in zip(ins.srcs, reference.srcs, strict=True):
                 if isinstance(meant.ref, Meant):

@@ -316,3 +316,74 @@ def test_every_mutated_allocation_whose_outputs_differ_is_flagged(route):
                 assert errors, (index, position)
             flagged += bool(errors)
     assert differ >= 10 and flagged >= differ
+
+
+COPY_SSA = """\
+func @fuzz() {
+b0:
+  %6:32 = get_sr sr=thread_id
+  %27:32 = uadd_sat #0, #0
+  jump -> b3
+b3:
+  %33:32 = mov %6
+  jump -> b4
+b4:
+  %1:32 = phi [%27, b3]
+  %2:32 = phi [%33, b3]
+  export %1 slot=0
+  export %2 slot=0
+  stop
+}
+"""
+
+COPY_REFERENCE = """\
+func.exec @fuzz() {
+b0: -> b3
+  r0l = mov_imm value=0x0
+  %6:32 = get_sr sr=thread_id
+  %27:32 = uadd_sat #0, #0
+b3: -> b4
+  %33:32 = mov %6
+b4:
+  %1:32 = phi [%27, b3]
+  %2:32 = phi [%33, b3]
+  export %1 slot=0
+  export %2 slot=0
+  stop
+}
+"""
+
+# Mesa 23.3.6's agx_ra on it (run --mesa --with-fixes, seed 7, reduced): %33 coalesced with
+# %6 into r1 leaves `r1 = mov r1`, and the phis' swap lands before it.
+MESA_SWAP_BEFORE_IDENTITY = """\
+func.machine @fuzz() demand=4 bound=104 {
+b0: -> b3
+  r0l = mov_imm value=0x0
+  r1 = get_sr sr=thread_id
+  r2 = uadd_sat #0, #0
+b3: -> b4
+  r1, r2 = parallel_copy r2, r1
+  r1 = mov r1
+b4:
+  r1 = phi [r1, b3]
+  r2 = phi [r2, b3]
+  export r1 slot=0
+  export r2 slot=0
+  stop
+}
+"""
+
+
+def test_an_identity_move_changes_no_register_and_its_copy_is_its_source():
+    """The identity move reads nothing and writes nothing; %33 is %6's value, so r2, which
+    the swap gave %6, holds %33 for the phi. The checker once reported the move's read (a
+    false finding against Mesa); the output is right, as the interpreter agrees."""
+    reference = parse_function(COPY_REFERENCE)
+    allocated = parse_function(MESA_SWAP_BEFORE_IDENTITY)
+    assert check_allocation(reference, allocated) == []
+    sets = [InputSet(4)]
+    assert run_wave(allocated, sets) == CompiledFunction(parse_function(COPY_SSA)).run(sets)
+    # without the swap, r2 holds %27, not %33 (nor %6): reported at the phi
+    wrong = parse_function(MESA_SWAP_BEFORE_IDENTITY.replace("  r1, r2 = parallel_copy r2, r1\n", ""))
+    assert any("should hold %33" in str(error) or "should hold %27" in str(error)
+               for error in check_allocation(reference, wrong))
