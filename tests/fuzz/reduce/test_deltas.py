@@ -362,3 +362,21 @@ def test_tidy_fills_dangling_uses_and_reorders_phis():
     assert tidy(fn)
     assert "%p:32 = phi [#0, work], [#7, skip]" in print_function(fn)
     assert not verify(fn)
+
+
+def test_dropping_passes_keeps_what_a_later_mesa_pass_needs_before_it():
+    """agx_ra's contract is DCE first: a pipeline without mesa:dce is no reduction of a
+    finding of mesa:ra (Mesa's allocator may leave a dead read stale there, no bug)."""
+    from agxir.text import parse_function
+    from fuzz.passes_under_test import PassUnderTest
+    from fuzz.reduce.deltas import Case, drop_passes
+
+    def unit(name):
+        return PassUnderTest(name, lambda fn: False, ("--passes", name))
+
+    fn = parse_function("func @f() {\nb0:\n  stop\n}\n")
+    names = ["lower-cf", "mesa:dce", "mesa:ra", "mesa:lower-copies"]
+    case = Case(fn, (), tuple(unit(n) for n in names))
+    assert [[u.name for u in c.pipeline] for c in drop_passes(case)] == [names[:3]]
+    plain = Case(fn, (), tuple(unit(n) for n in ["copyprop", "dce"]))
+    assert len(list(drop_passes(plain))) == 2
