@@ -336,23 +336,6 @@ b4:
 }
 """
 
-COPY_REFERENCE = """\
-func.exec @fuzz() {
-b0: -> b3
-  r0l = mov_imm value=0x0
-  %6:32 = get_sr sr=thread_id
-  %27:32 = uadd_sat #0, #0
-b3: -> b4
-  %33:32 = mov %6
-b4:
-  %1:32 = phi [%27, b3]
-  %2:32 = phi [%33, b3]
-  export %1 slot=0
-  export %2 slot=0
-  stop
-}
-"""
-
 # Mesa 23.3.6's agx_ra on it (run --mesa --with-fixes, seed 7, reduced): %33 coalesced with
 # %6 into r1 leaves `r1 = mov r1`, and the phis' swap lands before it.
 MESA_SWAP_BEFORE_IDENTITY = """\
@@ -378,7 +361,10 @@ def test_an_identity_move_changes_no_register_and_its_copy_is_its_source():
     """The identity move reads nothing and writes nothing; %33 is %6's value, so r2, which
     the swap gave %6, holds %33 for the phi. The checker once reported the move's read (a
     false finding against Mesa); the output is right, as the interpreter agrees."""
-    reference = parse_function(COPY_REFERENCE)
+    from agxir.machine.lower_cf import lower_cf
+
+    reference = parse_function(COPY_SSA)
+    lower_cf(reference)  # the exec-level program agx_ra was given
     allocated = parse_function(MESA_SWAP_BEFORE_IDENTITY)
     assert check_allocation(reference, allocated) == []
     sets = [InputSet(4)]
