@@ -122,15 +122,21 @@ def _move(registers: _Registers, ins: Instruction) -> bool:
     return False
 
 
+def plain_move_source(ins: Instruction):
+    """What `dest = mov src` copies unchanged (no modifier, no saturation), else None."""
+    if ins.name != "bitop" or ins.sat or ins.attrs.get("tt") != BITOP_ALIASES["mov"]:
+        return None
+    a, b = ins.srcs
+    if b.ref != Immediate(0) or a.abs or a.neg or b.abs or b.neg:
+        return None
+    return a.ref
+
+
 def is_identity_move(ins: Instruction) -> bool:
     """`rX = mov rX`: no modifier, no saturation, the same register and size. It changes no
     register, so a lowering may drop it (Mesa removes such moves after allocation, which
     coalescing a chain of SSA movs leaves behind) or keep it; the check ignores it."""
-    if ins.name != "bitop" or ins.sat or ins.attrs.get("tt") != BITOP_ALIASES["mov"]:
-        return False
-    a, b = ins.srcs
-    return (b.ref == Immediate(0) and not (a.abs or a.neg or b.abs or b.neg)
-            and isinstance(ins.dest, Register) and a.ref == ins.dest)
+    return isinstance(ins.dest, Register) and plain_move_source(ins) == ins.dest
 
 
 def _accesses(ins: Instruction) -> tuple[set[int], set[int]]:

@@ -38,7 +38,6 @@ from agxir.ir import (
     R0L,
     Block,
     Function,
-    Immediate,
     Instruction,
     Operand,
     Register,
@@ -47,9 +46,8 @@ from agxir.ir import (
     VirtualRegister,
 )
 from agxir.machine.opcodes import EXEC_UPDATES
-from agxir.opcodes.table import BITOP_ALIASES
 from agxir.text import format_instruction
-from oracles.machine.copy_checker import is_identity_move
+from oracles.machine.copy_checker import is_identity_move, plain_move_source
 
 Meant = (Value, VirtualRegister)  # what a reference program's operand may mean
 
@@ -194,12 +192,10 @@ def _counterpart(reference: Instruction, allocated: Instruction) -> bool:
 
 def _plain_copy(reference: Instruction) -> Value | None:
     """The value `%d = mov %s` copies (no modifier, no saturation, the same size), else None."""
-    if reference.name != "bitop" or reference.sat or reference.attrs.get("tt") != BITOP_ALIASES["mov"]:
-        return None
-    a, b = reference.srcs
-    if (isinstance(a.ref, Value) and isinstance(reference.dest, Value) and b.ref == Immediate(0)
-            and not (a.abs or a.neg or b.abs or b.neg) and a.ref.size == reference.dest.size):
-        return a.ref
+    source = plain_move_source(reference)
+    if isinstance(source, Value) and isinstance(reference.dest, Value) \
+            and source.size == reference.dest.size:
+        return source
     return None
 
 
