@@ -140,8 +140,6 @@ class PassTimedOut(Exception):
     pass
 
 
-
-
 @contextmanager
 def deadline(seconds: float):
     """Interrupts a pass that runs too long: `seconds` of this process's CPU time
