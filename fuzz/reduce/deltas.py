@@ -33,7 +33,7 @@ from agxir.ir import (
 from agxir.opcodes.spec import ADDR, AT_MOST_DEST, SAME_AS_DEST
 from agxir.opcodes.table import OPCODES
 from agxir.text import print_function
-from fuzz.passes_under_test import PassUnderTest
+from fuzz.passes_under_test import PassUnderTest, machine_prefix
 from oracles.inputs import InputSet
 
 __all__ = ["DELTAS", "Case", "Delta", "delta_named", "tidy"]
@@ -202,12 +202,8 @@ def drop_passes(case: Case) -> Iterator[Case]:
     without it Mesa's allocator may leave a dead instruction reading a clobbered register,
     which is no bug of Mesa's, and the same checker message would accept it)."""
     names = [unit.name for unit in case.pipeline]
-    needed: set[str] = set()
-    for name in names:
-        if name.startswith("mesa:"):
-            from fuzz.mesa.passes import mesa_prefix  # the Mesa bridge, only when it is used
-
-            needed.update(mesa_prefix(name)[:-1])
+    needed = {required for name in names if name.startswith("mesa:")
+              for required in machine_prefix(name)[:-1]}
     for i in reversed(range(len(case.pipeline))):
         if names[i] in needed and any(later.startswith("mesa:") for later in names[i + 1:]):
             continue
