@@ -244,10 +244,10 @@ def run_campaign_command(args) -> int:
           + (f", coverage 1 in {coverage_every}" if coverage_every else ""), flush=True)
     config = CampaignConfig(
         seed=seed, pipelines=pipelines, examples=args.examples, seconds=args.time, jobs=jobs,
-        fail_fast=args.fail_fast, tv=args.tv, reduce_seconds=0 if args.no_reduce else 120.0,
-        pass_memory_mb=memory, shard=shard, db=db,
+        fail_fast=args.fail_fast, tv=args.tv, pass_memory_mb=memory, shard=shard, db=db,
         guidance=guidance != "off", shared_corpus=guidance == "shared",
         coverage_every=coverage_every, mesa_translatable=mesa is not None,
+        **({"reduce_seconds": 0} if args.no_reduce else {}),  # else the config's budget
     )
     tty = sys.stdout.isatty()
 
