@@ -41,7 +41,7 @@ place, offered as a recent compare (the old behaviour: the branch may or may not
 
 A compare more than 5 instructions before its branch in the same block is fused correctly
 by the unbounded walk (the other checks still hold over the longer stretch), so only the
-loop phi tells the unbounded walk apart (see docs/seed-003.md). Plugged in by
+loop phi tells the unbounded walk apart (see docs/exec-compare-fusion.md). Plugged in by
 `operations.emitter_pairs` through `exec_cmp_pairs`.
 """
 

@@ -220,7 +220,7 @@ def test_the_campaign_catches_result_read_later_on_generated_programs():
 # Per reachable variant: (campaign seed, first program index, programs checked), a window
 # of the campaign's own stream in which the generated programs reach the variant's case
 # (found by running the campaign: `agxfuzz zoo --seed 1` catches each at the program
-# numbered one past the window's last index or earlier; see docs/seed-003.md for the rates).
+# numbered one past the window's last index or earlier; see docs/exec-compare-fusion.md for the rates).
 # A generator change that moves the stream moves these windows: re-find them with the
 # campaign, do not widen them past a few seconds.
 CAMPAIGN_WINDOWS = {  # re-found for generator version 8 (only at-compare's moved)
