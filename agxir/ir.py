@@ -19,11 +19,85 @@ if TYPE_CHECKING:
 
 SIZES = (16, 32, 64)
 
+
+
+class Level:
+    """A level of the pipeline: its name, its place in `LEVELS` and the levels a lowering
+    pass may take a function of this level to.
+
+    The level's syntax, opcode table and verifier live in its module under `agxir.levels`
+    (found through `agxir.levels.hooks`). A level compares equal to, hashes like, prints and
+    formats as its name, so `fn.level == "machine"` holds; it pickles by name and unpickles
+    as the one object of that name.
+    """
+
+    __slots__ = ("name", "order", "lowers_to")
+
+    def __init__(self, name: str, order: int, lowers_to: tuple[str, ...]) -> None:
+        self.name = name
+        self.order = order
+        self.lowers_to = lowers_to
+
+    def may_lower_to(self, other: Level | str) -> bool:
+        return level_named(other).name in self.lowers_to
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Level):
+            return self is other
+        if isinstance(other, str):
+            return self.name == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __format__(self, spec: str) -> str:
+        return format(self.name, spec)
+
+    def __repr__(self) -> str:
+        return f"<level {self.name}>"
+
+    def __reduce__(self) -> tuple:
+        return level_named, (self.name,)
+
+
 # The levels of a function, in pipeline order. `ssa` is the generator's and the SSA passes';
 # `exec` keeps SSA values and phis under exec-mask control flow (after control-flow
 # lowering); `vreg` has virtual registers and parallel copies instead of phis (after
-# out-of-SSA); `machine` has physical registers (after register allocation).
-LEVELS = ("ssa", "exec", "vreg", "machine")
+# out-of-SSA); `machine` has physical registers (after register allocation, from exec by
+# Mesa's SSA-based allocator or from vreg by the vreg allocator).
+SSA = Level("ssa", 0, ("exec",))
+EXEC = Level("exec", 1, ("vreg", "machine"))
+VREG = Level("vreg", 2, ("machine",))
+MACHINE = Level("machine", 3, ())
+LEVELS = (SSA, EXEC, VREG, MACHINE)
+_BY_NAME = {level.name: level for level in LEVELS}
+
+
+def level_named(name: Level | str) -> Level:
+    """The level called `name` (a Level is returned as it is); ValueError for no level."""
+    if type(name) is Level:
+        return name
+    found = _BY_NAME.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise ValueError(f"no IR level {name!r} (the levels are {', '.join(_BY_NAME)})")
+    return found
+
+
+class _LevelField:
+    """`Function.level`: whatever is assigned (a Level or its name) is held as the Level."""
+
+    def __get__(self, fn: Function | None, owner: type | None = None) -> Level:
+        if fn is None:
+            return SSA  # the dataclass default
+        return fn.__dict__["level"]
+
+    def __set__(self, fn: Function, value: Level | str) -> None:
+        fn.__dict__["level"] = level_named(value)
+
 NUM_HALVES = 256  # AGX_NUM_REGS: 16-bit halves r0l..r127h
 
 
@@ -242,7 +316,7 @@ class Function:
     name: str
     uniforms: list[Uniform] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
-    level: str = "ssa"
+    level: Level = _LevelField()  # type: ignore[assignment]
     # Figures a pass records about the function at the machine level (the register
     # allocator's `demand` and `bound`, in halves); printed in the header as `name=N`.
     notes: dict[str, int] = field(default_factory=dict)

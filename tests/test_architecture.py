@@ -207,12 +207,6 @@ def import_circles() -> list[set[str]]:
 # not inside one of these (a new circle, or a module joining one); delete or shrink an
 # entry when its circle goes.
 CIRCLES_ALLOWED = (
-    # The text front dispatches a `func.exec`/`func.vreg`/`func.machine` header to the
-    # machine-level syntax (imported lazily), which builds on the parser and printer.
-    {"agxir.text.parser", "agxir.text.printer", "agxir.machine.text"},
-    # verify() hands a non-SSA function to the machine verifier (lazily), which reuses
-    # the SSA verifier's checks.
-    {"agxir.verifier", "agxir.machine.verifier"},
     # The harness runs passes under fuzz.processes' memory limit; processes builds the
     # findings of a dead child (fuzz.harness.Finding, lazily); passes_under_test resolves
     # `mesa:` units through fuzz.mesa.passes (lazily), which raises the harness's
@@ -236,5 +230,6 @@ def test_no_new_import_circle():
 
 def test_the_circle_finder_finds_circles():
     circles = import_circles()
-    assert {"agxir.verifier", "agxir.machine.verifier"} in circles
+    # (the allowed circles may shrink while this runs; one of them is still there)
+    assert any(circle <= allowed for circle in circles for allowed in CIRCLES_ALLOWED)
     assert all(len(c) > 1 for c in circles)

@@ -7,8 +7,10 @@ a bare `b4:` has none). Operands may be physical registers (`r0l`, `r0h`, `r3`, 
 uniforms and immediates. A destination is written `r2 = ...`, `v3:32 = ...` or
 `%x:32 = ...`; a parallel copy has several: `r2, r4 = parallel_copy r4, r2`.
 
-Parsing reuses `agxir.text.parser.Parser` for everything shared (opcode lookup through the
-level's table, sources, immediates, attributes, targets) and raises only `ParseError`.
+Parsing reuses `agxir.text.parser.Parser` for everything shared (the header, the body's
+line structure, opcode lookup through the level's table, sources, immediates, attributes,
+targets) and raises only `ParseError`. The levels' modules (`agxir.levels.exec`, `vreg`,
+`machine`) hand their functions to `parse_machine_tokens` and `print_machine_function`.
 Which registers a level may use, sizes and alignment are the machine verifier's job.
 """
 
@@ -17,7 +19,6 @@ from __future__ import annotations
 import re
 
 from agxir import ir
-from agxir.machine.opcodes import opcodes_for_level
 from agxir.opcodes import spec
 from agxir.opcodes.table import UNARY_BITOP_ALIASES
 from agxir.text.lexer import EOF, IDENT, IMM, NEWLINE, VALUE, Token
@@ -25,7 +26,6 @@ from agxir.text.parser import ALIASES, Parser, Pending, Source
 from agxir.text.printer import format_dest, format_instruction, format_uniform
 
 _REGISTER_RE = re.compile(r"r([0-9]+)([lh]?)|d([0-9]+)|h([0-9]+)|v([0-9]+)")
-MACHINE_LEVELS = ("exec", "vreg", "machine")
 
 
 def register_from_name(name: str, size: int | None) -> ir.Register | ir.VirtualRegister | str:
@@ -65,41 +65,18 @@ def is_register_name(text: str) -> bool:
 
 
 class MachineParser(Parser):
-    """Parses a `func.LEVEL` function; created by `Parser.parse` when it sees the suffix."""
+    """Parses a `func.LEVEL` function (the exec, vreg and machine levels' parsing hook):
+    the shared `Parser` with notes in the header, successor lists on labels, registers
+    among the operands and several destinations."""
 
-    def __init__(self, tokens: list[Token], filename: str) -> None:
-        self.filename = filename
-        self.tokens = tokens
-        self.pos = 0
-        self.uniforms: dict[str, ir.Uniform] = {}
-        self.values: dict[str, ir.Value] = {}
-        self.blocks: dict[str, ir.Block] = {}
-        self.pending: list[Pending] = []
+    def __init__(
+        self, tokens: list[Token], filename: str, level: ir.Level, table: dict[str, spec.Opcode]
+    ) -> None:
+        super().__init__(tokens, filename, level, table)
         self.successor_tokens: list[tuple[ir.Block, list[Token]]] = []
-        self.level = "machine"
-        self.table: dict[str, spec.Opcode] = {}
         self.register_of: dict[int, ir.Register | ir.VirtualRegister] = {}
 
-    def parse(self) -> ir.Function:
-        self.skip_newlines()
-        keyword = self.advance()
-        if len(keyword.suffixes) != 1 or keyword.suffixes[0].name not in MACHINE_LEVELS:
-            where = keyword.suffixes[-1] if keyword.suffixes else keyword
-            raise self.error(
-                (where.line, where.col),
-                "expected func, func.exec, func.vreg or func.machine",
-            )
-        self.level = keyword.suffixes[0].name
-        self.table = opcodes_for_level(self.level)
-        name = self.expect_plain("function name", "a function name '@NAME'")
-        function = ir.Function(name.text, level=self.level)
-        self.expect_punct("(", "after the function name")
-        if not self.at_punct(")"):
-            function.uniforms.append(self.uniform())
-            while self.at_punct(","):
-                self.advance()
-                function.uniforms.append(self.uniform())
-        self.expect_punct(")", "after the uniforms")
+    def after_uniforms(self, function: ir.Function) -> None:
         for uniform in function.uniforms:
             if is_register_name(uniform.name):
                 raise self.error(self.tok, f"uniform '{uniform.name}' is spelled like a register")
@@ -110,33 +87,10 @@ class MachineParser(Parser):
             if note.text in function.notes:
                 raise self.error(note, f"duplicate note '{note.text}'")
             _, function.notes[note.text] = self.number(f"a number for '{note.text}'")
-        self.expect_punct("{", "to open the function body")
-        self.expect_newline()
-        block: ir.Block | None = None
-        while True:
-            self.skip_newlines()
-            token = self.tok
-            if token.is_punct("}"):
-                break
-            if token.kind == EOF:
-                raise self.error(token, "expected '}' to close the function")
-            if self.at_label():
-                block = self.label()
-                function.blocks.append(block)
-                continue
-            if block is None:
-                raise self.error(token, "instruction before the first label")
-            block.instructions.append(self.instruction())
-            self.expect_newline()
-        self.advance()
-        self.expect_newline()
-        self.skip_newlines()
-        if self.tok.kind != EOF:
-            raise self.error(self.tok, "unexpected text after the function (one function per file)")
-        self.resolve()
+
+    def finish(self) -> None:
         for block, targets in self.successor_tokens:
             block.logical_successors = [self.block(target) for target in targets]
-        return function
 
     def at_label(self) -> bool:
         if self.tok.kind != IDENT or not self.peek().is_punct(":"):
@@ -272,8 +226,12 @@ class MachineParser(Parser):
         return super().reference(token, kind)
 
 
-def parse_machine_tokens(tokens: list[Token], filename: str) -> ir.Function:
-    return MachineParser(tokens, filename).parse()
+def parse_machine_tokens(
+    tokens: list[Token], filename: str, level: ir.Level, table: dict[str, spec.Opcode]
+) -> ir.Function:
+    """The parsing hook of the exec, vreg and machine levels: `tokens` of a `func.LEVEL`
+    text (its header keyword checked by `agxir.text.front`), opcodes from `table`."""
+    return MachineParser(tokens, filename, level, table).parse()
 
 
 def format_storage(ref: ir.Value | ir.Register | ir.VirtualRegister) -> str:

@@ -1,4 +1,4 @@
-"""The verifier of exec, vreg and machine functions (`agxir.verifier.verify` dispatches here).
+"""The verifier of exec, vreg and machine functions (their levels' verifying hook).
 
 Every level: the SSA verifier's per-instruction rules that still apply (the opcode belongs
 to the level's table; source and target counts; destinations; `.sat`; attributes;
@@ -37,8 +37,8 @@ from agxir.ir import (
 )
 from agxir.machine.opcodes import MACHINE_ROWS, opcodes_for_level
 from agxir.opcodes import spec
+from agxir.ssa_verifier import MODIFIERS, Verifier, VerifyError
 from agxir.text.printer import format_instruction
-from agxir.verifier import MODIFIERS, Verifier, VerifyError
 
 _EXEC_ROWS = frozenset(row.name for row in MACHINE_ROWS) - {"parallel_copy"}
 _R0L_WRITERS = frozenset({"mov_imm", "icmpsel", "fcmpsel"})

@@ -27,7 +27,6 @@ from agxir.text.lexer import (
     VALUE,
     ParseError,
     Token,
-    tokenize,
 )
 
 MODIFIERS = ("abs", "neg")
@@ -101,10 +100,27 @@ class Pending:
 
 
 class Parser:
-    def __init__(self, text: str, filename: str) -> None:
+    """The syntax every level shares, and the SSA level's own lines.
+
+    `parse` reads the header (its `func` or `func.LEVEL` keyword already checked by the
+    front door, `agxir.text.front`), the uniforms and the body; the hooks a level overrides
+    (`agxir.machine.text.MachineParser`) are `after_uniforms`, `at_label`, `label`,
+    `instruction`, `lookup`, `operand`, `reference` and `finish`. Opcodes are looked up in
+    the level's table.
+    """
+
+    def __init__(
+        self,
+        tokens: list[Token],
+        filename: str,
+        level: ir.Level = ir.SSA,
+        table: dict[str, spec.Opcode] = OPCODES,
+    ) -> None:
         self.filename = filename
-        self.tokens = tokenize(text, filename)
+        self.tokens = tokens
         self.pos = 0
+        self.level = level
+        self.table = table
         self.uniforms: dict[str, ir.Uniform] = {}
         self.values: dict[str, ir.Value] = {}
         self.blocks: dict[str, ir.Block] = {}
@@ -182,16 +198,9 @@ class Parser:
 
     def parse(self) -> ir.Function:
         self.skip_newlines()
-        keyword = self.tok
-        if keyword.kind == IDENT and keyword.text == "func" and keyword.suffixes:
-            from agxir.machine.text import parse_machine_tokens  # builds on this module
-
-            return parse_machine_tokens(self.tokens, self.filename)
-        if keyword.kind != IDENT or keyword.text != "func" or keyword.suffixes:
-            raise self.error(keyword, f"expected 'func', found {keyword.describe()}")
-        self.advance()
+        self.advance()  # `func` or `func.LEVEL`, checked by the front door
         name = self.expect_plain(FUNCNAME, "a function name '@NAME'")
-        function = ir.Function(name.text)
+        function = ir.Function(name.text, level=self.level)
         self.expect_punct("(", "after the function name")
         if not self.at_punct(")"):
             function.uniforms.append(self.uniform())
@@ -199,6 +208,7 @@ class Parser:
                 self.advance()
                 function.uniforms.append(self.uniform())
         self.expect_punct(")", "after the uniforms")
+        self.after_uniforms(function)
         self.expect_punct("{", "to open the function body")
         self.expect_newline()
 
@@ -210,7 +220,7 @@ class Parser:
                 break
             if token.kind == EOF:
                 raise self.error(token, "expected '}' to close the function")
-            if token.kind == IDENT and self.peek().is_punct(":"):
+            if self.at_label():
                 block = self.label()
                 function.blocks.append(block)
                 continue
@@ -224,7 +234,17 @@ class Parser:
         if self.tok.kind != EOF:
             raise self.error(self.tok, "unexpected text after the function (one function per file)")
         self.resolve()
+        self.finish()
         return function
+
+    def after_uniforms(self, function: ir.Function) -> None:
+        """What a level's header holds between the uniforms and `{` (nothing at SSA)."""
+
+    def finish(self) -> None:
+        """What a level resolves once every name is known (nothing more at SSA)."""
+
+    def at_label(self) -> bool:
+        return self.tok.kind == IDENT and self.peek().is_punct(":")
 
     def uniform(self) -> ir.Uniform:
         name = self.expect_plain(IDENT, "a uniform name")
@@ -277,7 +297,7 @@ class Parser:
             raise self.error(mnemonic, f"expected an opcode, found {mnemonic.describe()}")
         self.advance()
         row, fixed_attrs = self.lookup(mnemonic)
-        unary = mnemonic.text not in OPCODES and mnemonic.text in UNARY_BITOP_ALIASES
+        unary = mnemonic.text not in self.table and mnemonic.text in UNARY_BITOP_ALIASES
         sat = self.saturate(mnemonic, row)
 
         if row.has_dest and dest_token is None:
@@ -305,8 +325,8 @@ class Parser:
         return instruction
 
     def lookup(self, mnemonic: Token) -> tuple[spec.Opcode, dict[str, int | str]]:
-        if mnemonic.text in OPCODES:
-            return OPCODES[mnemonic.text], {}
+        if mnemonic.text in self.table:
+            return self.table[mnemonic.text], {}
         if mnemonic.text in ALIASES:
             row, attrs = ALIASES[mnemonic.text]
             return row, attrs
@@ -500,8 +520,3 @@ class Parser:
         if block is None:
             raise self.error(token, f"unknown block '{token.text}'")
         return block
-
-
-def parse_function(text: str, filename: str = "<string>") -> ir.Function:
-    """Parse one function in the text form; raise ParseError on malformed text."""
-    return Parser(text, filename).parse()

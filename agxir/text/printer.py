@@ -176,12 +176,9 @@ def format_uniform(uniform: ir.Uniform) -> str:
     return f"{uniform.name}:{uniform.size}"
 
 
-def print_function(fn: ir.Function) -> str:
-    """The canonical text of `fn`, ending in a newline."""
-    if fn.level != "ssa":
-        from agxir.machine.text import print_machine_function  # builds on this module
-
-        return print_machine_function(fn)
+def print_ssa_function(fn: ir.Function) -> str:
+    """The canonical text of an SSA function, ending in a newline (the SSA level's printing
+    hook; `agxir.text.print_function` dispatches by level)."""
     uniforms = ", ".join(format_uniform(u) for u in fn.uniforms)
     lines = [f"func @{fn.name}({uniforms}) {{"]
     for block in fn.blocks:
