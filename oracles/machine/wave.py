@@ -15,6 +15,10 @@ its low bits, and a narrow write replaces only them, so the rest keeps what it h
 as the register allocator's register phis, pick per lane the source of the logical
 predecessor the lane was last active in.
 
+The emitted code defers writes while the exec mask stays the same: reads of a register or
+name written earlier in the unit use the written value, and each write is stored, masked
+by the active lanes, once, where stored state is next observed (`WaveEmitter`).
+
 Semantics are not written here: each opcode's row semantics is run against a subclass of
 the SSA interpreter's `NumpyEmitter`, and the exec-mask updates come from
 `agxir.machine.opcodes`. Several waves (input sets) run in one batch over stacked lanes; the
@@ -31,7 +35,7 @@ import numpy as np
 from agxir.ir import Function, Register, Value, VirtualRegister
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
 from oracles.inputs import InputSet
-from oracles.interp.emit import NumpyEmitter
+from oracles.interp.emit import Const, NumpyEmitter
 from oracles.interp.lanes import Lanes
 from oracles.interp.runner import DEFAULT_FUEL, compiled_block, outcomes_of, stacked_lanes
 from oracles.outcomes import Outcome
@@ -49,33 +53,153 @@ def _read_register(register: Register) -> str:
 
 
 class WaveEmitter(NumpyEmitter):
-    """The numpy emitter with registers and masked, immediately stored writes."""
+    """The numpy emitter with registers and deferred, forwarded masked writes.
+
+    Within a unit, while `act` stays the same, a write is not stored at once: the emitter
+    remembers per 16-bit half (and per V name) the unmasked value it now holds, and reads
+    use that value directly. `commit` stores each remembered write once, masked by `act`,
+    and is called wherever stored state is observed for lanes other than the active ones:
+    before an exec-mask update (it reads inactive lanes and changes `act`) and at the end
+    of the unit. Inactive lanes compute garbage on forwarded values, but every effect
+    (loads, stores, exports, ballots, undefined behaviour) is masked by `act` and every
+    commit too, so the garbage is never observed. With `forward=False` every write is
+    committed at once and every read goes to storage (the straightforward code, kept as the
+    reference the forwarding code is tested against).
+    """
 
     vreg_widths: dict[str, int] = {}  # vreg name -> its widest access, where that is wider
+    unit_locals: frozenset[str] = frozenset()  # V names only the unit being emitted uses
 
+    def __init__(self, forward: bool = True):
+        super().__init__()
+        self.forward = forward
+        self.halves: dict[int, tuple[str, int, int]] = {}  # half -> (value, bit offset, width)
+        self.names: dict[str, str] = {}  # V name -> the value it holds (at its widest size)
+        self.dirty_halves: dict[int, None] = {}  # written since the last commit, in order
+        self.dirty_names: dict[str, None] = {}
+
+    def begin_block(self) -> None:
+        super().begin_block()
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop every remembered value: storage is all there is (after a commit)."""
+        self.halves.clear()
+        self.names.clear()
+        self.dirty_halves.clear()
+        self.dirty_names.clear()
+        self.local_of = {k: v for k, v in self.local_of.items() if not isinstance(k, Value)}
+
+    def commit(self, final: bool = False) -> None:
+        """Store every pending write for the active lanes, then forget. At the end of the
+        unit (`final`) a name in `unit_locals` is not stored: no one reads it from storage."""
+        mask = None
+        for half in self.dirty_halves:
+            value, offset, width = self.halves[half]
+            if width == 16:
+                piece = value
+            elif isinstance(value, Const):
+                piece = self.const((value.value >> offset) & 0xFFFF, 16)
+            else:
+                mask = mask or self.const(0xFFFF, 16)
+                piece = f"({value} >> {offset}) & {mask}" if offset else f"{value} & {mask}"
+            self.lines.append(f"H[{half}] = where(act, {piece}, H[{half}])")
+        for name in self.dirty_names:
+            if final and name in self.unit_locals:
+                continue
+            self.lines.append(f"V[{name!r}] = where(act, {self.names[name]}, V[{name!r}])")
+        self.forget()
+
+    # --- reads ------------------------------------------------------------------------------
     def local(self, ref):
         if isinstance(ref, Register):
-            return self.temp(_read_register(ref))
-        if isinstance(ref, VirtualRegister):
-            if ref.size < self.vreg_widths.get(ref.name, ref.size):  # the low bits only
-                return self.temp(f"V['{ref.name}'] & {self.const((1 << ref.size) - 1, 64)}")
-            return self.temp(f"V['{ref.name}']")
+            return self._read_halves(ref)
+        if isinstance(ref, VirtualRegister | Value):
+            full = self._read_name(ref.name)
+            if isinstance(ref, VirtualRegister) and ref.size < self.vreg_widths.get(ref.name, ref.size):
+                return self.trunc(full, 64, ref.size)  # the low bits only
+            return full
         return super().local(ref)
 
+    def _read_name(self, name: str) -> str:
+        value = self.names.get(name)
+        if value is None:
+            value = self.names[name] = self.temp(f"V[{name!r}]")
+        return value
+
+    def _read_halves(self, register: Register) -> str:
+        known = [self.halves.get(h) for h in register.halves]
+        if all(k is None for k in known):
+            value = self.temp(_read_register(register))
+            for i, half in enumerate(register.halves):
+                self.halves[half] = (value, 16 * i, register.size)
+            return value
+        first = known[0]
+        if first is not None and first[1] == 0 and first[2] == register.size and all(
+            k is not None and k[0] == first[0] and k[1] == 16 * i for i, k in enumerate(known)
+        ):
+            return first[0]  # exactly the value last written (or read) there
+        if all(k is not None and isinstance(k[0], Const) for k in known):
+            bits = sum(((k[0].value >> k[1]) & 0xFFFF) << (16 * i) for i, k in enumerate(known))
+            return self.const(bits, register.size)
+        parts = []
+        for i, (half, k) in enumerate(zip(register.halves, known, strict=True)):
+            if k is None:
+                piece = f"H[{half}]"
+            elif k[2] == 16:
+                piece = k[0]
+            else:
+                shifted = f"({k[0]} >> {k[1]})" if k[1] else k[0]
+                piece = f"({shifted} & {self.const(0xFFFF, 16)})"
+            parts.append(f"({piece} << {16 * i})" if i else piece)
+        value = self.temp(" | ".join(parts))
+        for i, (half, k) in enumerate(zip(register.halves, known, strict=True)):
+            if k is None:
+                self.halves[half] = (value, 16 * i, register.size)
+        return value
+
+    # --- writes -----------------------------------------------------------------------------
     def write(self, dest, value: str) -> None:
         if isinstance(dest, Register):
             for i, half in enumerate(dest.halves):
-                piece = value if dest.size == 16 else f"(({value}) >> {16 * i}) & 0xFFFF"
-                self.lines.append(f"H[{half}] = where(act, {piece}, H[{half}])")
-            return
-        name = dest.name
-        if isinstance(dest, VirtualRegister) and dest.size < self.vreg_widths.get(name, dest.size):
-            keep = self.const(((1 << 64) - 1) ^ ((1 << dest.size) - 1), 64)  # the rest stays
-            low = self.const((1 << dest.size) - 1, 64)
-            value = f"(V[{name!r}] & {keep}) | (({value}) & {low})"
-        self.lines.append(f"V[{name!r}] = where(act, {value}, V[{name!r}])")
-        if isinstance(dest, Value):
-            self.local_of[dest] = f"V[{name!r}]"
+                self.halves[half] = (value, 16 * i, dest.size)
+                self.dirty_halves[half] = None
+        else:
+            name = dest.name
+            if isinstance(dest, VirtualRegister) and dest.size < self.vreg_widths.get(name, dest.size):
+                keep = self.const(((1 << 64) - 1) ^ ((1 << dest.size) - 1), 64)  # the rest stays
+                low = self.const((1 << dest.size) - 1, 64)
+                value = self.temp(f"({self._read_name(name)} & {keep}) | ({value} & {low})")
+            self.names[name] = value
+            self.dirty_names[name] = None
+        if not self.forward:
+            self.commit()
+
+
+def _unit_locals(units: list[list], vreg_widths: dict[str, int]) -> list[frozenset[str]]:
+    """Per unit, the V names no other unit reads and this one writes in full before it
+    reads them: their last values need not be stored when the unit ends. A phi's names
+    are never local (a phi reads its sources, and its destination's old value, from
+    storage)."""
+    owner: dict[str, int] = {}  # name -> the one unit referencing it, or -1
+    for k, unit in enumerate(units):
+        for ins in unit:
+            reads = [s.ref for s in ins.srcs if isinstance(s.ref, Value | VirtualRegister)]
+            for ref in reads:  # a read first: the value comes from storage
+                if owner.setdefault(ref.name, -1) != k or ins.is_phi:
+                    owner[ref.name] = -1
+            for ref in ins.defs():
+                if not isinstance(ref, Value | VirtualRegister):
+                    continue
+                # A narrow write first keeps the other bits: it reads storage too.
+                first = -1 if ref.size < vreg_widths.get(ref.name, ref.size) else k
+                if owner.setdefault(ref.name, first) != k or ins.is_phi:
+                    owner[ref.name] = -1
+    result: list[set[str]] = [set() for _ in units]
+    for name, k in owner.items():
+        if k >= 0:
+            result[k].add(name)
+    return [frozenset(names) for names in result]
 
 
 @dataclass
@@ -87,21 +211,29 @@ class WaveBlock:
 
 
 class CompiledWave:
-    """A function of the exec, vreg or machine level compiled to one Python function per block."""
+    """A function of the exec, vreg or machine level compiled to one Python function per
+    unit of straight-line code. `forward=False` emits the straightforward code (every write
+    stored at once): the reference the forwarding code is tested against, not for use."""
 
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, forward: bool = True):
         self.fn = fn
         self.lane_instructions = 0
         position = {block: i for i, block in enumerate(fn.blocks)}
         self._number = position  # block numbers in layout order, once (LB holds them)
-        self.names = sorted(
-            {d.name for ins in fn.instructions() for d in ins.defs() if not isinstance(d, Register)}
-            | {s.ref.name for ins in fn.instructions() for s in ins.srcs
-               if isinstance(s.ref, Value | VirtualRegister)}
-        )
-        self.output_slots = 1 + max(
-            (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
-        )
+        # One walk over the instructions: V names, vreg access widths, export slots.
+        names: set[str] = set()
+        widths: dict[str, set[int]] = {}
+        slots = 0
+        for ins in fn.instructions():
+            for ref in [s.ref for s in ins.srcs] + ins.defs():
+                if isinstance(ref, Value | VirtualRegister):
+                    names.add(ref.name)
+                    if isinstance(ref, VirtualRegister):
+                        widths.setdefault(ref.name, set()).add(ref.size)
+            if ins.name == "export":
+                slots = max(slots, ins.attrs["slot"] + 1)
+        self.names = sorted(names)
+        self.output_slots = slots
         # A wave branch ends a unit of straight-line code: what follows it in its block runs
         # only when the wave falls through (Mesa's `jmp_exec_any; pop_exec` loop ends).
         segments: list[tuple[object, list, bool]] = []  # (block, instructions, first of block)
@@ -117,15 +249,12 @@ class CompiledWave:
                     current, first = [], False
             if current or first:
                 segments.append((block, current, first))
-        emitter = WaveEmitter()
-        widths: dict[str, set[int]] = {}
-        for ins in fn.instructions():
-            for ref in [s.ref for s in ins.srcs] + ins.defs():
-                if isinstance(ref, VirtualRegister):
-                    widths.setdefault(ref.name, set()).add(ref.size)
+        emitter = WaveEmitter(forward)
         emitter.vreg_widths = {name: max(sizes) for name, sizes in widths.items() if len(sizes) > 1}
+        unit_locals = _unit_locals([unit for _, unit, _ in segments], emitter.vreg_widths)
         self.blocks: list[WaveBlock] = []
-        for block, instructions, first in segments:
+        for k, (block, instructions, first) in enumerate(segments):
+            emitter.unit_locals = unit_locals[k] if forward else frozenset()
             source, branch, stops = self._emit_unit(
                 emitter, instructions, position[block], first_unit, first
             )
@@ -149,11 +278,13 @@ class CompiledWave:
                 marked = True
             update = EXEC_UPDATES.get(ins.name)
             if update is not None:
+                # It reads registers of inactive lanes too: they must hold what was stored.
+                em.commit()
                 r0l = em.temp("H[0]")
                 new = update(em, ins, r0l)
                 em.lines.append(f"H[0] = where(here, {new}, H[0])")
                 em.lines.append("act = here & (H[0] == 0)")
-                em.local_of = {k: v for k, v in em.local_of.items() if not isinstance(k, Value)}
+                em.forget()
             elif ins.name in WAVE_BRANCHES:
                 branch = (ins.name, first_unit[ins.blocks[0]])
             elif ins.name == "stop":
@@ -169,6 +300,7 @@ class CompiledWave:
         if not marked:
             self._emit_phis(em, phis, first_unit)
             em.lines.append(f"LB[act] = {number}")
+        em.commit(final=True)
         body = list(em.lines) + ["return act"]
         header = "def block(V, H, U, C, here, act, LB, X, TID):"
         return header + "\n" + "\n".join("    " + line for line in body), branch, stops
@@ -180,10 +312,7 @@ class CompiledWave:
         results = []
         for phi in phis:
             choices = [em.ref_value(src.ref) for src in phi.srcs]
-            if isinstance(phi.dest, Register | VirtualRegister):
-                expression = em.local(phi.dest)
-            else:
-                expression = f"V[{phi.dest.name!r}]"
+            expression = em.local(phi.dest)
             for src_block, choice in zip(reversed(phi.blocks), reversed(choices), strict=True):
                 expression = f"where(LB == {number[src_block]}, {choice}, {expression})"
             results.append((phi.dest, em.temp(expression)))
