@@ -55,9 +55,10 @@ from bench.mutants import enumerate_mutants, sample  # noqa: E402
 HELPERS = ("agxir/passes/uses.py", "agxir/passes/pass_.py", "agxir/passes/schedule_deps.py",
            "agxir/machine/ra_file.py", "agxir/machine/structure.py",
            "agxir/machine/occupancy.py")
-NOT_PASSES = {"__init__.py", "pipeline.py", "opcodes.py", "text.py", "verifier.py",
-              "stats.py", "pressure.py", "paths.py"}
-REGISTRIES = {"agxir.passes", "agxir.machine.pipeline"}  # import every pass: not followed
+NOT_PASSES = {"__init__.py", "pipeline.py", "registry.py", "contract.py", "opcodes.py",
+              "text.py", "verifier.py", "stats.py", "pressure.py", "paths.py"}
+# Modules that import every pass: not followed
+REGISTRIES = {"agxir.passes", "agxir.passes.registry", "agxir.machine.pipeline"}
 CHECKER_ROOTS = ("fuzz.cli", "fuzz.commands.run", "fuzz.commands.units", "fuzz.campaign")
 # Checking code that imports pass modules but runs only in pipelines holding a given pass:
 # the demand oracle (steps that allocate from exec: ra, vreg-ra) reads
@@ -133,14 +134,13 @@ def default_plan(base: Path) -> dict:
 def child_plan() -> int:
     import argparse as _argparse
 
-    from agxir.machine.pipeline import MACHINE_PASSES
-    from agxir.passes import PASSES
+    from agxir.passes.registry import CONTRACTS
     from fuzz.commands.units import units_under_test
 
     everything = units_under_test(_argparse.Namespace(passes=None, python_passes=None,
                                                       pass_commands=None))[1]
     print(json.dumps({
-        "passes": {name: p.run.__module__ for name, p in {**PASSES, **MACHINE_PASSES}.items()},
+        "passes": {name: c.run.__module__ for name, c in CONTRACTS.items()},
         "pipelines": [[unit.name for unit in pipeline] for pipeline in everything],
     }))
     return 0

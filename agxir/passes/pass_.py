@@ -3,7 +3,9 @@
 A `Pass` is a name, a one-line summary and a function that rewrites an `ir.Function` in
 place. The contract every pass keeps: `run(fn)` returns True iff it changed something, and
 when it returns False it has not touched `fn` at all (not even reordering a list), so a
-caller may skip re-verifying or re-printing an unchanged function.
+caller may skip re-verifying or re-printing an unchanged function. What else a pass declares
+(the levels it takes and gives, its rule table, its promises, its place in the pipelines)
+is its `Contract` (agxir.passes.contract), one line in agxir.passes.registry.
 """
 
 from __future__ import annotations
