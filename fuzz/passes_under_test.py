@@ -2,6 +2,9 @@
 
 Each is a `PassUnderTest` with a name and `run(fn) -> bool` that mutates the function in
 place and says whether it changed it, the contract the registered passes follow.
+
+`contract_of` is the one lookup of what a pass is and promises (agxir.passes.contract): the
+model's registry and Mesa's passes composed; `registered` and `machine_prefix` go through it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agxir.ir import Function
+from agxir.passes.contract import Contract
 
 
 class PassLoadError(Exception):
@@ -36,36 +40,41 @@ class PassUnderTest:
     flag: tuple[str, str]  # how a command line names it: ("--passes", "dce"), ...
 
 
-def registered(name: str) -> PassUnderTest:
+def contract_of(name: str) -> Contract | None:
+    """The one lookup of a pass by name: its contract, from the model's registry
+    (agxir.passes.registry) or, for a `mesa:` name, Mesa's (fuzz.mesa.passes); None for a
+    name neither holds (a user's `--pass` or `--pass-cmd` pass: it declares nothing)."""
+    from agxir.passes.registry import CONTRACTS
+
     if name.startswith("mesa:"):  # Mesa's real backend, through the bridge (fuzz/mesa/)
+        from fuzz.mesa.passes import MESA_CONTRACTS
+
+        return MESA_CONTRACTS.get(name)
+    return CONTRACTS.get(name)
+
+
+def registered(name: str) -> PassUnderTest:
+    if name.startswith("mesa:"):  # the bridge is built (or found) now, not inside a deadline
         from fuzz.mesa.passes import mesa_unit
 
         return mesa_unit(name)
-    from agxir.machine.pipeline import MACHINE_PASSES
-    from agxir.passes import PASSES, UnknownPass, get_pass
+    from agxir.passes import UnknownPass
+    from agxir.passes.registry import CONTRACTS
 
-    try:
-        found = MACHINE_PASSES.get(name) or get_pass(name)
-    except UnknownPass as error:  # name every pass a --passes list may hold
-        error.message = (f"unknown pass {name!r}; known passes: "
-                         f"{', '.join([*PASSES, *MACHINE_PASSES])}, mesa:NAME")
-        raise
+    found = contract_of(name)
+    if found is None:  # name every pass a --passes list may hold
+        error = UnknownPass(name)
+        error.message = f"unknown pass {name!r}; known passes: {', '.join(CONTRACTS)}, mesa:NAME"
+        raise error
     return PassUnderTest(found.name, found.run, ("--passes", found.name))
 
 
 def machine_prefix(name: str) -> list[str]:
     """A machine-level pass runs after the steps that bring an SSA program to its level:
-    the machine pipeline up to and including it (just `name` for an SSA pass)."""
-    from agxir.machine.pipeline import MACHINE_PIPELINES
-
-    if name.startswith("mesa:"):
-        from fuzz.mesa.passes import mesa_prefix
-
-        return mesa_prefix(name)
-    for pipeline in MACHINE_PIPELINES:
-        if name in pipeline:
-            return list(pipeline[: pipeline.index(name) + 1])
-    return [name]
+    its contract's prefix, ending with it (just `name` for an SSA pass, or one with no
+    contract)."""
+    found = contract_of(name)
+    return list(found.prefix) if found else [name]
 
 
 def python_pass(spec: str) -> PassUnderTest:

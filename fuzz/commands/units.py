@@ -3,22 +3,24 @@ the replay flags that bring a finding's pipeline back."""
 
 from __future__ import annotations
 
+from agxir.machine.pipeline import MACHINE_PASSES
+from agxir.passes.registry import CONTRACTS
 from fuzz.commands.errors import UsageError
 
-# The level of function each machine pass takes (its first check raises on any other).
-TAKES_LEVEL = {
-    "lower-cf": "ssa", "ra": "exec", "out-of-ssa": "exec", "vreg-ra": "vreg",
-    "reuse-conversion": "vreg", "lower-phis": "machine", "lower-copies": "machine",
-    "fuse-exec-cmp": "machine", "ra-demand": "exec", "ra-occupancy": "exec",
-}
+# The level of function each machine pass takes (its first check raises on any other): a
+# view of the registry's contracts.
+TAKES_LEVEL = {name: CONTRACTS[name].takes for name in MACHINE_PASSES}
 
 
 def from_level(pipeline: list[str], level: str) -> list[str]:
     """The steps of a machine pipeline from the first that takes a `level` function (a
-    program already at that level skips the lowering before it); [] if none does."""
+    program already at that level skips the lowering before it); [] if none does. A step
+    with no contract (a user's pass) is taken to take an SSA program."""
+    from fuzz.passes_under_test import contract_of
+
     for position, name in enumerate(pipeline):
-        # Mesa's passes (fuzz/mesa/) take what Mesa's isel makes: the exec level
-        if TAKES_LEVEL.get(name, "exec" if name.startswith("mesa:") else "ssa") == level:
+        contract = contract_of(name)
+        if (contract.takes if contract else "ssa") == level:
             return list(pipeline[position:])
     return []
 
@@ -52,7 +54,7 @@ def units_under_test(args, level: str = "ssa") -> tuple[list, list[list]]:
         units = named_units(names) + user
     except (UnknownPass, PassLoadError) as error:
         raise UsageError(f"agxfuzz: {error}") from None
-    from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINES
+    from agxir.machine.pipeline import MACHINE_PIPELINES
     from fuzz.passes_under_test import machine_prefix
 
     by_name = {unit.name: unit for unit in units}

@@ -15,6 +15,9 @@ as a crash finding: `MesaCrash` (an assert or agx_validate, its text the signatu
 (Mesa answered something the model cannot spell); a hang is the harness's `PassTimedOut`,
 a timeout finding. A function Mesa has no counterpart for
 raises `NotTranslatable`, which a campaign counts by opcode and does not report.
+
+`MESA_CONTRACTS` declares each as a `Contract` (agxir.passes.contract): its levels, its
+promises (`mesa:backend` is a whole backend) and its place after lower-cf in `MESA_PIPELINES`.
 """
 
 from __future__ import annotations
@@ -23,24 +26,30 @@ import os
 from collections import Counter
 
 from agxir.ir import Function
+from agxir.passes.contract import WHOLE_BACKEND, Contract, placed
 from fuzz.mesa.client import BACKEND, BridgeClient, run_passes
 from fuzz.mesa.opcodes import untranslatable
 from fuzz.mesa.wire import Untranslatable
 from fuzz.passes_under_test import PassUnderTest
 
 PREFIX = "mesa:"
+# Mesa's passes, one line each: the agxfuzz name (after `mesa:`), the bridge's pass list, a
+# summary, the levels it takes and gives, its promises (agxir.passes.contract). Adding one is
+# a branch in bridge_run_pass (fuzz/mesa/c/bridge.c) and a line here; its place is computed
+# from MESA_PIPELINES. No rule tables: Mesa's C is not rules.
+_DECLARED: tuple[tuple[str, tuple[str, ...], str, str, str, frozenset[str]], ...] = (
+    ("optimizer", ("optimizer",), "Mesa's agx_optimizer", "exec", "exec", frozenset()),
+    ("cse", ("cse",), "Mesa's agx_opt_cse", "exec", "exec", frozenset()),
+    ("dce", ("dce",), "Mesa's agx_dce", "exec", "exec", frozenset()),
+    ("schedule", ("schedule",), "Mesa's agx_pressure_schedule", "exec", "exec", frozenset()),
+    ("ra", ("ra",), "Mesa's agx_ra, its parallel copies and phis kept", "exec", "machine", frozenset()),
+    ("lower-copies", ("lower-copies",), "Mesa's parallel-copy lowering (agx_emit_parallel_copies)", "machine", "machine", frozenset()),
+    ("lower-pseudo", ("lower-pseudo",), "Mesa's agx_lower_pseudo", "machine", "machine", frozenset()),
+    ("liveness", ("liveness",), "Mesa's agx_compute_liveness, against the reference", "exec", "exec", frozenset()),
+    ("backend", BACKEND, "Mesa's post-isel passes in agx_compile.c's order, agx_ra untouched", "exec", "machine", frozenset({WHOLE_BACKEND})),
+)  # fmt: skip
 # agxfuzz name -> the bridge's pass list
-MESA_PASSES: dict[str, tuple[str, ...]] = {
-    "optimizer": ("optimizer",),
-    "cse": ("cse",),
-    "dce": ("dce",),
-    "schedule": ("schedule",),
-    "ra": ("ra",),
-    "lower-copies": ("lower-copies",),
-    "lower-pseudo": ("lower-pseudo",),
-    "liveness": ("liveness",),
-    "backend": BACKEND,
-}
+MESA_PASSES: dict[str, tuple[str, ...]] = {line[0]: line[1] for line in _DECLARED}
 # `run --mesa`: each pass alone after lower-cf, and Mesa's order (with RA) whole.
 MESA_PIPELINES: tuple[tuple[str, ...], ...] = (
     *((f"{PREFIX}{name}",) for name in ("optimizer", "cse", "dce", "schedule", "liveness")),
@@ -49,6 +58,8 @@ MESA_PIPELINES: tuple[tuple[str, ...], ...] = (
     (f"{PREFIX}dce", f"{PREFIX}ra", f"{PREFIX}lower-copies", f"{PREFIX}lower-pseudo"),
     (f"{PREFIX}backend",),
 )
+# Mesa's isel output is the exec level: the model's lower-cf brings an SSA program to it.
+ISEL = ("lower-cf",)
 
 
 class NotTranslatable(Exception):
@@ -161,6 +172,16 @@ def mesa_pass(name: str) -> PassUnderTest:
     return PassUnderTest(name, run, ("--passes", name))
 
 
+# Mesa's passes in the one registry's terms, each placed after ISEL in the first of
+# MESA_PIPELINES that holds it; fuzz.passes_under_test.contract_of composes them with the
+# model's (agxir.passes.registry).
+MESA_CONTRACTS: dict[str, Contract] = {
+    PREFIX + name: placed(Contract(PREFIX + name, summary, mesa_pass(PREFIX + name).run, takes,
+                                   gives, promises=promises), MESA_PIPELINES, ISEL)
+    for name, _, summary, takes, gives, promises in _DECLARED
+}
+
+
 def mesa_unit(name: str) -> PassUnderTest:
     """`registered()` for a `mesa:` name; UnknownPass for one the bridge does not run."""
     from agxir.passes import UnknownPass
@@ -175,14 +196,8 @@ def mesa_unit(name: str) -> PassUnderTest:
 
 
 def mesa_prefix(name: str) -> list[str]:
-    """`machine_prefix()` for a `mesa:` name: what brings an SSA program to the pass.
-    Mesa's isel output is the exec level (lower-cf); agx_ra runs after DCE, as agx_compile.c
-    runs it; agx_lower_pseudo after RA."""
-    after_ra = ["lower-cf", f"{PREFIX}dce", f"{PREFIX}ra"]  # agx_ra wants DCE first
-    if name == f"{PREFIX}ra":
-        return after_ra
-    if name == f"{PREFIX}lower-copies":
-        return [*after_ra, name]
-    if name == f"{PREFIX}lower-pseudo":
-        return [*after_ra, f"{PREFIX}lower-copies", name]
-    return ["lower-cf", name]
+    """`machine_prefix()` for a `mesa:` name: what brings an SSA program to the pass (its
+    contract's prefix: Mesa's isel output is the exec level, lower-cf; agx_ra runs after DCE,
+    as agx_compile.c runs it; agx_lower_pseudo after RA and the copy lowering)."""
+    contract = MESA_CONTRACTS.get(name)
+    return list(contract.prefix) if contract else [*ISEL, name]
