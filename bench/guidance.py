@@ -50,11 +50,11 @@ def _origin(outcome) -> str:
 
 
 def detection(args) -> None:
-    from fuzz.commands.zoo import zoo_variants
+    from fuzz.zoo.catalogue import select
     from fuzz.zoo.runner import run_variant
 
     seeds = [int(s) for s in args.seeds.split(",")]
-    variants = zoo_variants(argparse.Namespace(only=args.only))
+    variants = select(args.only)
     print(f"time to detection, {len(variants)} variants x seeds {args.seeds}, up to "
           f"{args.time_per_bug:g} s each, {args.jobs} job(s); load average "
           f"{os.getloadavg()[0]:.2f} at the start", flush=True)

@@ -12,30 +12,13 @@ from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
 def zoo_variants(args):
-    from fuzz.zoo.variants import VARIANTS
+    """The variants `--only` names (all of them without it): fuzz.zoo.catalogue's."""
+    from fuzz.zoo.catalogue import UnknownVariant, select
 
-    variants = list(VARIANTS)
-    from fuzz.zoo.address_variants import VARIANTS as ADDRESS_VARIANTS
-
-    variants += list(ADDRESS_VARIANTS)
-    from fuzz.zoo.machine_variants import MACHINE_VARIANTS
-
-    variants += list(MACHINE_VARIANTS)
-    # The register-level passes of issue 9: each variant a campaign can reach (the
-    # hand-written-only ones are caught by their tests, see each module's docstring).
-    from fuzz.zoo.exec_cmp_variants import VARIANTS as EXEC_CMP_VARIANTS
-    from fuzz.zoo.reuse_variants import VARIANTS as REUSE_VARIANTS
-    from fuzz.zoo.schedule_variants import VARIANTS as SCHEDULE_VARIANTS
-
-    variants += [*EXEC_CMP_VARIANTS, *REUSE_VARIANTS, *SCHEDULE_VARIANTS]
-    if args.only:
-        wanted = [name.strip() for name in args.only.split(",") if name.strip()]
-        known = {v.name: v for v in variants}
-        unknown = [name for name in wanted if name not in known]
-        if unknown:
-            raise UsageError(f"agxfuzz: unknown variant {unknown[0]!r}; known: {', '.join(known)}")
-        variants = [known[name] for name in wanted]
-    return variants
+    try:
+        return select(args.only)
+    except UnknownVariant as error:
+        raise UsageError(f"agxfuzz: {error}") from None
 
 
 def _mesa_variants(args):

@@ -200,14 +200,14 @@ ORIGIN = "seed 001 (Mesa MR: rewrite AGX address mode handling)"
 VARIANTS = (
     Variant("old-shift-model", ORIGIN + "; the old match_address",
             "fold base + ext64(index << s) as if the shift were after the extension",
-            make_old_shift_model, address_heavy=True),
+            make_old_shift_model, address_heavy=True, of="address-fuse"),
     Variant("fold-below-format-shift", ORIGIN,
             "fold a lea whose shift is below the format shift into a load/store",
-            make_fold_below_format_shift, address_heavy=True),
+            make_fold_below_format_shift, address_heavy=True, of="address-fold"),
     Variant("ilea-zero-extended", ORIGIN + "; commit 850380cb (negative soa offsets)",
             "fold an ilea with .abs (zero-extended) on the index",
-            make_ilea_zero_extended, address_heavy=True),
+            make_ilea_zero_extended, address_heavy=True, of="address-fold"),
     Variant("plain-iadd-promoted", ORIGIN,
             "promote a plain 32-bit iadd to 64 bits where only aadd may be",
-            make_plain_iadd_promoted, address_heavy=True),
+            make_plain_iadd_promoted, address_heavy=True, of="address-fuse"),
 )

@@ -1,8 +1,8 @@
 """The bug zoo's `fuse-exec-cmp` variants (seed 003, LLVM D119696): each is the right pass
 (`agxir.machine.fuse_exec_cmp`) with one of the review's checks switched off, exposed as a
 `Pass` named `zoo-fuse-exec-cmp-...`, as a module-level callable (`--pass
-fuzz.zoo.exec_cmp_variants:NAME`, what replay commands name) and as a `Variant` run after
-the machine pipeline (`before=MACHINE_PIPELINE`).
+fuzz.zoo.exec_cmp_variants:NAME`, what replay commands name) and as a `Variant` declared
+`of="fuse-exec-cmp"`, so run after the machine pipeline, its place.
 
 1. `fuse-exec-cmp-across-exec-write`: an r0l write between the compare and the branch is
    not looked for (Eli Friedman: "There shouldn't be any EXEC modifications between those
@@ -50,7 +50,6 @@ from __future__ import annotations
 
 from agxir.ir import Function
 from agxir.machine.fuse_exec_cmp import FuseExecCmp, fuse_exec_cmp
-from agxir.machine.pipeline import MACHINE_PIPELINE
 from agxir.passes.pass_ import Pass
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.zoo.runner import Variant
@@ -158,12 +157,12 @@ def _unit(function) -> callable:
 # on hand-written machine programs only.
 _UNREACHABLE_NAMES = ("across-exec-write", "result-overlaps-exec")
 VARIANTS: tuple[Variant, ...] = tuple(
-    Variant(f"fuse-exec-cmp-{name}", origin, description, _unit(function), before=MACHINE_PIPELINE)
+    Variant(f"fuse-exec-cmp-{name}", origin, description, _unit(function), of="fuse-exec-cmp")
     for name, function, origin, description in _TABLE
     if name not in _UNREACHABLE_NAMES
 )
 UNREACHABLE: tuple[Variant, ...] = tuple(
-    Variant(f"fuse-exec-cmp-{name}", origin, description, _unit(function), before=MACHINE_PIPELINE)
+    Variant(f"fuse-exec-cmp-{name}", origin, description, _unit(function), of="fuse-exec-cmp")
     for name, function, origin, description in _TABLE
     if name in _UNREACHABLE_NAMES
 )

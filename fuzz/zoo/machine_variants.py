@@ -128,17 +128,13 @@ def _unit(attribute: str):
     )
 
 
-_AFTER_CF = ("ra", "lower-phis", "lower-copies")
-_AFTER_RA = ("lower-phis", "lower-copies")
-_BEFORE_COPIES = ("lower-cf", "ra", "lower-phis")
-
 MACHINE_VARIANTS: tuple[Variant, ...] = (
-    Variant("cf-else-wrong-block", "Mesa 41b78916 (else_icmp in the wrong block)", "the else lands in the block that ends in the if", _unit("else_wrong_block"), after=_AFTER_CF),
-    Variant("cf-break-wrong-nesting", "agx-notes: break nest = ifs in the loop + 1", "a break inside an if counts only its loop", _unit("break_wrong_nesting"), after=_AFTER_CF),
-    Variant("cf-missing-pop-exec", "issue 8", "no pop_exec after an else side", _unit("missing_pop_exec"), after=_AFTER_CF),
-    Variant("ra-free-at-last-use-in-loop", "issue 8", "frees a value at its last use in a loop body though it is live around the back edge", _unit("ra_free_at_last_use_in_loop"), before=("lower-cf",), after=_AFTER_RA),
-    Variant("ra-demand-phis-twice", "Mesa 8cc96d64", "the allocator's demand counts phis twice", _unit("ra_demand_phis_twice"), before=("lower-cf",), after=_AFTER_RA),
-    Variant("copies-no-cycle-breaking", "Mesa test-lower-parallel-copy Cycle3", "sequentializes a cycle without a swap", _unit("copies_no_cycle_breaking"), before=_BEFORE_COPIES),
-    Variant("copies-swap-as-two-moves", "Mesa test-lower-parallel-copy Swap", "does a swap as two moves", _unit("copies_swap_as_two_moves"), before=_BEFORE_COPIES),
-    Variant("copies-64-one-half", "Mesa 96cd4675 (64-bit parallel copies)", "a 64-bit copy moves only its low half", _unit("copy_64_one_half"), before=_BEFORE_COPIES),
+    Variant("cf-else-wrong-block", "Mesa 41b78916 (else_icmp in the wrong block)", "the else lands in the block that ends in the if", _unit("else_wrong_block"), of="lower-cf"),
+    Variant("cf-break-wrong-nesting", "agx-notes: break nest = ifs in the loop + 1", "a break inside an if counts only its loop", _unit("break_wrong_nesting"), of="lower-cf"),
+    Variant("cf-missing-pop-exec", "issue 8", "no pop_exec after an else side", _unit("missing_pop_exec"), of="lower-cf"),
+    Variant("ra-free-at-last-use-in-loop", "issue 8", "frees a value at its last use in a loop body though it is live around the back edge", _unit("ra_free_at_last_use_in_loop"), of="ra"),
+    Variant("ra-demand-phis-twice", "Mesa 8cc96d64", "the allocator's demand counts phis twice", _unit("ra_demand_phis_twice"), of="ra"),
+    Variant("copies-no-cycle-breaking", "Mesa test-lower-parallel-copy Cycle3", "sequentializes a cycle without a swap", _unit("copies_no_cycle_breaking"), of="lower-copies"),
+    Variant("copies-swap-as-two-moves", "Mesa test-lower-parallel-copy Swap", "does a swap as two moves", _unit("copies_swap_as_two_moves"), of="lower-copies"),
+    Variant("copies-64-one-half", "Mesa 96cd4675 (64-bit parallel copies)", "a 64-bit copy moves only its low half", _unit("copy_64_one_half"), of="lower-copies"),
 )  # fmt: skip

@@ -269,15 +269,16 @@ def _unit(attribute: str):
 
 
 OPTIMIZER_VARIANTS: tuple[Variant, ...] = (
-    Variant("fmov-prop-into-payload", "Mesa c8e331bf", "propagates an fmov into fcmpsel's payloads, dropping its modifiers", _unit("fmov_prop_into_payload")),
-    Variant("fmov-prop-neg-neg", "Mesa 095415cd", "composes neg of neg as neg", _unit("fmov_prop_neg_neg")),
-    Variant("inline-imm-ignores-neg", "Mesa 3a87d2cf", "inlines a mov_imm into a source carrying .neg and drops the neg", _unit("inline_imm_ignores_neg")),
-    Variant("fmov-rev-widening", "Mesa 3a0d1f83 (modelled)", "folds fmov.32 of a 16-bit float op into the op at 32 bits", _unit("fmov_rev_widening")),
-    Variant("fmov-rev-ignores-phi-uses", "Mesa FsatWithPhi", "fuses fmov.sat into a producer that a phi also reads", _unit("fmov_rev_ignores_phi_uses")),
-    Variant("inline-imm-64bit-phi", "Mesa 5b50040c (modelled)", "inlines a 64-bit mov_imm into a phi as its low 16 bits", _unit("inline_imm_64bit_phi")),
-    Variant("inline-imm-64bit-address", "Mesa 9f5a4a96 (modelled)", "inlines a 64-bit mov_imm into a 64-bit iadd as its low 16 bits", _unit("inline_imm_64bit_address")),
-    Variant("shift-fuse-two-bit-field", "Mesa e13f9caa (modelled)", "packs a fused iadd/imad shift into 2 bits", _unit("shift_fuse_two_bit_field")),
-    Variant("shift-fuse-imsub-drops-neg", "Mesa c2793a30 (modelled)", "fuses a shift into imsub/isub and drops the subtraction", _unit("shift_fuse_imsub_drops_neg")),
-    Variant("ballot-constant", "Mesa BallotConstant", "fuses ballot #k with the compare defining value k", _unit("ballot_constant")),
+    Variant("fmov-prop-into-payload", "Mesa c8e331bf", "propagates an fmov into fcmpsel's payloads, dropping its modifiers", _unit("fmov_prop_into_payload"), of="fmov-prop"),
+    Variant("fmov-prop-neg-neg", "Mesa 095415cd", "composes neg of neg as neg", _unit("fmov_prop_neg_neg"), of="fmov-prop"),
+    Variant("inline-imm-ignores-neg", "Mesa 3a87d2cf", "inlines a mov_imm into a source carrying .neg and drops the neg", _unit("inline_imm_ignores_neg"), of="inline-imm"),
+    Variant("fmov-rev-widening", "Mesa 3a0d1f83 (modelled)", "folds fmov.32 of a 16-bit float op into the op at 32 bits", _unit("fmov_rev_widening"), of="fmov-rev"),
+    Variant("fmov-rev-ignores-phi-uses", "Mesa FsatWithPhi", "fuses fmov.sat into a producer that a phi also reads", _unit("fmov_rev_ignores_phi_uses"), of="fmov-rev"),
+    Variant("inline-imm-64bit-phi", "Mesa 5b50040c (modelled)", "inlines a 64-bit mov_imm into a phi as its low 16 bits", _unit("inline_imm_64bit_phi"), of="inline-imm"),
+    Variant("inline-imm-64bit-address", "Mesa 9f5a4a96 (modelled)", "inlines a 64-bit mov_imm into a 64-bit iadd as its low 16 bits", _unit("inline_imm_64bit_address"), of="inline-imm"),
+    Variant("shift-fuse-two-bit-field", "Mesa e13f9caa (modelled)", "packs a fused iadd/imad shift into 2 bits", _unit("shift_fuse_two_bit_field"), of="shift-fuse"),
+    Variant("shift-fuse-imsub-drops-neg", "Mesa c2793a30 (modelled)", "fuses a shift into imsub/isub and drops the subtraction", _unit("shift_fuse_imsub_drops_neg"), of="shift-fuse"),
+    Variant("ballot-constant", "Mesa BallotConstant", "fuses ballot #k with the compare defining value k", _unit("ballot_constant"), of="ballot-fuse"),
+    # of no registered pass: packing uadd_sat's sources is Mesa's encoder's, not a pass here
     Variant("uadd-sat-packing", "Mesa 4d0233cb (modelled)", "packs uadd_sat's full-width .abs sources sign-extended", _unit("uadd_sat_packing")),
 )  # fmt: skip

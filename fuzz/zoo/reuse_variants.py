@@ -133,18 +133,16 @@ def _unit(attribute: str, name: str):
     return lambda: PassUnderTest(name, function, ("--pass", f"{MODULE}:{attribute}"))
 
 
-_BEFORE = ("lower-cf", "out-of-ssa")
-_AFTER = ("vreg-ra", "lower-copies")
 _SEED = "seed 002 (Intel reuse_16bit_conversions_vgrf review)"
 
 VARIANTS: tuple[Variant, ...] = (
-    Variant("reuse-block-local-liveness", _SEED, "takes the source as dead when no later instruction of its block reads it", _unit("reuse_block_local_liveness", "zoo-reuse-block-local-liveness"), before=_BEFORE, after=_AFTER),
-    Variant("reuse-ignores-back-edge", _SEED, "misses a read of the source around a loop's back edge", _unit("reuse_ignores_back_edge", "zoo-reuse-ignores-back-edge"), before=_BEFORE, after=_AFTER),
-    Variant("reuse-misses-phi-copy-reads", _SEED + "; Mesa FsatWithPhi", "misses a read of the source by an out-of-SSA copy of a phi", _unit("reuse_misses_phi_copy_reads", "zoo-reuse-misses-phi-copy-reads"), before=_BEFORE, after=_AFTER),
+    Variant("reuse-block-local-liveness", _SEED, "takes the source as dead when no later instruction of its block reads it", _unit("reuse_block_local_liveness", "zoo-reuse-block-local-liveness"), of="reuse-conversion"),
+    Variant("reuse-ignores-back-edge", _SEED, "misses a read of the source around a loop's back edge", _unit("reuse_ignores_back_edge", "zoo-reuse-ignores-back-edge"), of="reuse-conversion"),
+    Variant("reuse-misses-phi-copy-reads", _SEED + "; Mesa FsatWithPhi", "misses a read of the source by an out-of-SSA copy of a phi", _unit("reuse_misses_phi_copy_reads", "zoo-reuse-misses-phi-copy-reads"), of="reuse-conversion"),
 )  # fmt: skip
 
 HAND_WRITTEN: tuple[Variant, ...] = (
-    Variant("reuse-renames-every-def", _SEED + " (the historic patch)", "renames every def and use of the result's vreg", _unit("reuse_renames_every_def", "zoo-reuse-renames-every-def"), before=_BEFORE, after=_AFTER),
-    Variant("reuse-ignores-redefinition", _SEED, "renames although the source is written again while the result is live", _unit("reuse_ignores_redefinition", "zoo-reuse-ignores-redefinition"), before=_BEFORE, after=_AFTER),
-    Variant("vreg-ra-narrow-write-kills", _SEED, "the allocator ends a vreg at a narrow write, handing out its live high half", _unit("vreg_ra_narrow_write_kills", "zoo-vreg-ra-narrow-write-kills"), before=_BEFORE, after=("lower-copies",)),
+    Variant("reuse-renames-every-def", _SEED + " (the historic patch)", "renames every def and use of the result's vreg", _unit("reuse_renames_every_def", "zoo-reuse-renames-every-def"), of="reuse-conversion"),
+    Variant("reuse-ignores-redefinition", _SEED, "renames although the source is written again while the result is live", _unit("reuse_ignores_redefinition", "zoo-reuse-ignores-redefinition"), of="reuse-conversion"),
+    Variant("vreg-ra-narrow-write-kills", _SEED, "the allocator ends a vreg at a narrow write, handing out its live high half", _unit("vreg_ra_narrow_write_kills", "zoo-vreg-ra-narrow-write-kills"), of="vreg-ra"),
 )  # fmt: skip

@@ -14,6 +14,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from agxir.passes.contract import Contract, variant
+from agxir.passes.registry import CONTRACTS
 from fuzz.campaign import CampaignConfig, run_campaign
 from fuzz.findings import FindingStore
 from fuzz.passes_under_test import PassUnderTest
@@ -21,7 +23,11 @@ from fuzz.passes_under_test import PassUnderTest
 
 @dataclass(frozen=True)
 class Variant:
-    """A wrong pass or analysis: a small, documented change with where it comes from."""
+    """A wrong pass or analysis: a small, documented change with where it comes from.
+
+    A wrong pass is declared `of=` the registered pass it wraps and inherits its contract
+    (`contract`: its levels, promises and place in the pipelines); the registered passes run
+    before and after it are that place's, unless the declaration gives its own."""
 
     name: str
     origin: str  # the seed, commit or blog post the bug is drawn from
@@ -30,12 +36,30 @@ class Variant:
     liveness: type | None = None  # a wrong liveness analysis in place of agxir.liveness
     address_heavy: bool = False  # programs rich in address math (for address passes)
     # Registered passes run before and after the wrong one: a machine-level variant needs
-    # the lowering before it (and, for an allocator, the copy lowering after it).
-    before: tuple[str, ...] = ()
-    after: tuple[str, ...] = ()
+    # the lowering before it (and, for an allocator, the copy lowering after it). None: those
+    # of its `of` pass's place (none for a variant of no pass).
+    before: tuple[str, ...] | None = None
+    after: tuple[str, ...] | None = None
     # A wrong variant in Mesa's C (fuzz.mesa.zoo.MesaBuild): its own bridge build, the
     # pipelines its campaign runs (Mesa-translatable programs) and the check of a catch.
     mesa: object = None
+    of: str | None = None  # the registered pass this one is a wrong variant of
+
+    def __post_init__(self) -> None:
+        place = CONTRACTS[self.of] if self.of is not None else None
+        if self.before is None:
+            object.__setattr__(self, "before", place.prefix[:-1] if place else ())
+        if self.after is None:
+            object.__setattr__(self, "after", place.after if place else ())
+
+    @property
+    def contract(self) -> Contract | None:
+        """Its pass's contract: the `of` pass's, with this pass's name, description and run
+        (None for a variant of no registered pass: an analysis, a rule set, Mesa's C)."""
+        if self.of is None or self.make_pass is None:
+            return None
+        unit = self.make_pass()
+        return variant(CONTRACTS[self.of], unit.name, self.description, unit.run)
 
     def pipeline(self) -> list[PassUnderTest]:
         from fuzz.passes_under_test import registered

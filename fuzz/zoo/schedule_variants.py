@@ -74,8 +74,8 @@ def _unit(function):
 
 
 VARIANTS: tuple[Variant, ...] = (
-    Variant("schedule-keeps-worse-order", "issue 9 (Mesa agx_pressure_schedule's bail-out)", "keeps the scheduled order even when the block's maximum pressure rose", _unit(pressure_schedule_keeps_worse_order)),
-    Variant("schedule-ignores-memory-order", "issue 9 (Mesa create_dag's memory_store chain)", "moves a load across a store to the same buffer", _unit(pressure_schedule_ignores_memory_order)),
-    Variant("schedule-moves-phis", "Mesa create_dag [OBS]", "schedules phis like any instruction, so one lands below a non-phi", _unit(pressure_schedule_moves_phis)),
-    Variant("schedule-moves-exports", "issue 9 (exports are fixed)", "schedules exports like pure instructions, so two exports to one slot swap", _unit(pressure_schedule_moves_exports)),
+    Variant("schedule-keeps-worse-order", "issue 9 (Mesa agx_pressure_schedule's bail-out)", "keeps the scheduled order even when the block's maximum pressure rose", _unit(pressure_schedule_keeps_worse_order), of="pressure-schedule"),
+    Variant("schedule-ignores-memory-order", "issue 9 (Mesa create_dag's memory_store chain)", "moves a load across a store to the same buffer", _unit(pressure_schedule_ignores_memory_order), of="pressure-schedule"),
+    Variant("schedule-moves-phis", "Mesa create_dag [OBS]", "schedules phis like any instruction, so one lands below a non-phi", _unit(pressure_schedule_moves_phis), of="pressure-schedule"),
+    Variant("schedule-moves-exports", "issue 9 (exports are fixed)", "schedules exports like pure instructions, so two exports to one slot swap", _unit(pressure_schedule_moves_exports), of="pressure-schedule"),
 )  # fmt: skip

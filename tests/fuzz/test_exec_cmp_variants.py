@@ -14,7 +14,7 @@ import pytest
 from agxir.ir import R0L
 from agxir.machine.fuse_exec_cmp import PASS, accesses
 from agxir.machine.lower_cf import structurable
-from agxir.machine.pipeline import MACHINE_PASSES
+from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINE
 from agxir.text import parse_function
 from agxir.verifier import verify
 from fuzz.campaign import CampaignConfig
@@ -103,7 +103,7 @@ VARIANTS = {v.name: v for v in zoo.VARIANTS}
 RIGHT = Variant(
     "fuse-exec-cmp", "seed 003", "the right pass",
     lambda: PassUnderTest(PASS.name, PASS.run, ("--passes", PASS.name)),
-    before=zoo.MACHINE_PIPELINE,
+    before=MACHINE_PIPELINE,
 )  # fmt: skip
 
 
@@ -169,7 +169,7 @@ def test_no_generated_program_writes_r0l_before_a_branch_in_its_block():
         fn, _ = build_case(config.seed, index, config)
         if structurable(fn):
             continue
-        for name in zoo.MACHINE_PIPELINE:
+        for name in MACHINE_PIPELINE:
             MACHINE_PASSES[name].run(fn)
         for block in fn.blocks:
             names = [ins.name for ins in block.instructions]
@@ -266,5 +266,5 @@ def test_replayable_from_the_command_line(variant):
     assert loaded.flag == unit.flag
     module, _, attribute = spec.partition(":")
     assert getattr(zoo, attribute) is unit.run and module == zoo.MODULE
-    assert [step.name for step in variant.pipeline()[:-1]] == list(zoo.MACHINE_PIPELINE)
+    assert [step.name for step in variant.pipeline()[:-1]] == list(MACHINE_PIPELINE)
     assert registered("lower-copies").name == variant.pipeline()[-2].name
