@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from agxir.ir import Immediate, Instruction, Uniform, Value
 
+# Text that makes an expression's value depend on more than its operands' names: storage
+# (V, H, U), the per-run lane state and its effects (X), and the active-lane mask.
+_IMPURE = ("X.", "V[", "H[", "U[", "act")
+
 
 def _mask(width: int) -> int:
     return (1 << width) - 1
@@ -34,15 +38,27 @@ class NumpyEmitter:
     def __init__(self):
         self.lines: list[str] = []
         self.local_of: dict[object, str] = {}
+        self.computed: dict[str, str] = {}  # pure expression -> the local holding it
         self.constants: dict[int, str] = {}
         self.counter = 0
         self.instruction: Instruction | None = None
 
     # --- bookkeeping --------------------------------------------------------------------
     def temp(self, expression: str) -> str:
+        """A local holding `expression`. An expression over a block's locals, constants and
+        thread ids only is computed once per block: those never change within it, so the
+        same text means the same value (semantics repeat operand checks, as float inputs'
+        NaN tests). Anything reading storage, the lanes' state or the mask is emitted as is."""
+        pure = not any(part in expression for part in _IMPURE)
+        if pure:
+            name = self.computed.get(expression)
+            if name is not None:
+                return name
         self.counter += 1
         name = f"t{self.counter}"
         self.lines.append(f"{name} = {expression}")
+        if pure:
+            self.computed[expression] = name
         return name
 
     def local(self, ref: Value | Uniform) -> str:
@@ -60,6 +76,7 @@ class NumpyEmitter:
         (value and uniform names, constant values), so equal blocks give equal text."""
         self.lines = []
         self.local_of = {}
+        self.computed = {}
         self.counter = 0
 
     def ref_value(self, operand_ref) -> str:
