@@ -6,9 +6,10 @@ predecessor (on the edge), and a phi defines its destination at the entry of its
 
 This module does not iterate data-flow equations. For each value it walks backwards from
 each of its uses over program points, stopping at the definition, and records every point
-it reaches. The per-point sets then give live-in/live-out, kills and pressure directly.
-It is slow by design (work proportional to the sum of all live ranges) and imports only
-the IR. `compare_liveness` reports the first place an analysis disagrees.
+it reaches (as intervals: within a block a walk reaches every point between where it
+starts and where it stops, `_live_points`). The per-point sets then give live-in/live-out,
+kills and pressure directly. It is slow by design (work proportional to the sum of all
+live ranges) and imports only the IR. `compare_liveness` reports the first place an analysis disagrees.
 
 Program points: (block, p) is the point just before instruction p, for p from the first
 non-phi instruction to len(instructions) (the end of the block). The phis have no points of
@@ -72,24 +73,43 @@ def _live_points(
     phi_home: Block | None,
     preds: dict[Block, list[Block]],
     first: dict[Block, int],
-) -> set[Point]:
+    defs_at: dict[Block, list[int]],
+) -> dict[tuple[Block, int], list[int]]:
     """Every point from which a use in `starts` is reachable without crossing the
-    definition of `value`. `phi_home` is the block whose phi defines it, if any."""
-    seen: set[Point] = set()
+    definition of `value`. `phi_home` is the block whose phi defines it, if any;
+    `defs_at[B]` the positions in B, past its phis, of instructions whose destination is
+    `value`, ascending (almost always none or one).
+
+    The walk from point (B, s) goes back one point at a time until it reaches a point just
+    after a definition (d + 1, d the last definition below s) or B's first point; from the
+    first point it goes on to the end of every predecessor (but in `phi_home`). So the
+    points it reaches in B are one interval ending where the walk stops, and any walk that
+    starts between the same two definitions stops at the same place: the walks are kept as
+    one interval per (block, region below s), its lowest point fixed and its highest the
+    highest start seen, and a walk that only raises the highest reaches nothing new below
+    it. Returns {(block, stop): [stop, highest]}."""
+    reached: dict[tuple[Block, int], list[int]] = {}
     stack = list(starts)
     while stack:
-        point = stack.pop()
-        if point in seen:
+        block, s = stack.pop()
+        bottom = first[block]
+        stop = bottom
+        defs = defs_at.get(block)
+        if defs:
+            for d in defs:
+                if bottom <= d < s:
+                    stop = d + 1
+        key = (block, stop)
+        interval = reached.get(key)
+        if interval is not None:
+            if s > interval[1]:
+                interval[1] = s
             continue
-        seen.add(point)
-        block, p = point
-        if p > first[block]:
-            if block.instructions[p - 1].dest is value:
-                continue
-            stack.append((block, p - 1))
-        elif block is not phi_home:
-            stack.extend((pred, len(pred.instructions)) for pred in preds.get(block, ()))
-    return seen
+        reached[key] = [stop, s]
+        if stop == bottom and block is not phi_home:
+            for pred in preds.get(block, ()):
+                stack.append((pred, len(pred.instructions)))
+    return reached
 
 
 def reference_liveness(fn: Function) -> ReferenceLiveness:
@@ -97,48 +117,91 @@ def reference_liveness(fn: Function) -> ReferenceLiveness:
     preds = _predecessors(blocks)
     result = ReferenceLiveness()
 
+    first = {block: _first_non_phi(block) for block in blocks}
     phi_home: dict[Value, Block] = {}
     uses: dict[Value, list[Point]] = {}
+    # Per value, where past the phis an instruction of each block writes it: the points
+    # just after those are where a backward walk stops.
+    defined: dict[Value, dict[Block, list[int]]] = {}
     for block in blocks:
+        start = first[block]
         for index, ins in enumerate(block.instructions):
+            dest = ins.dest
             if ins.is_phi:
-                if ins.dest is not None:
-                    phi_home[ins.dest] = block
+                if dest is not None:
+                    phi_home[dest] = block
                 for src, pred in zip(ins.srcs, ins.blocks, strict=False):
-                    if src.value is not None:
-                        uses.setdefault(src.value, []).append((pred, len(pred.instructions)))
+                    ref = src.ref
+                    if isinstance(ref, Value):
+                        uses.setdefault(ref, []).append((pred, len(pred.instructions)))
             else:
-                for value in ins.uses():
-                    uses.setdefault(value, []).append((block, index))
+                for src in ins.srcs:
+                    ref = src.ref
+                    if isinstance(ref, Value):
+                        uses.setdefault(ref, []).append((block, index))
+            if dest is not None and index >= start:
+                defined.setdefault(dest, {}).setdefault(block, []).append(index)
 
-    first = {block: _first_non_phi(block) for block in blocks}
-    for block in blocks:
-        for p in range(first[block], len(block.instructions) + 1):
-            result.at[(block, p)] = set()
+    # Each value's reached points are intervals; per block, a value enters the live set at
+    # its interval's highest point and leaves it below the lowest. Sweeping each block from
+    # its end down, the set at a point is a copy of the running set and its halves a running
+    # sum (each value is counted once per point: one value's intervals in one block do not
+    # overlap, they lie between different definitions).
+    enter: dict[Block, dict[int, list[Value]]] = {block: {} for block in blocks}
+    leave: dict[Block, dict[int, list[Value]]] = {block: {} for block in blocks}
+    no_defs: dict[Block, list[int]] = {}
     for value, starts in uses.items():
-        for point in _live_points(value, starts, phi_home.get(value), preds, first):
-            result.at.setdefault(point, set()).add(value)
-
+        reached = _live_points(value, starts, phi_home.get(value), preds, first,
+                               defined.get(value, no_defs))
+        for (block, _stop), (low, high) in reached.items():
+            enter[block].setdefault(high, []).append(value)
+            leave[block].setdefault(low - 1, []).append(value)
+    at = result.at
+    kills = result.kills
+    empty: frozenset[Value] = frozenset()
     pressure = 0
     for block in blocks:
         instructions = block.instructions
+        end = len(instructions)
         start = first[block]
+        entering, leaving = enter[block], leave[block]
+        live: set[Value] = set()
+        occupied = 0
+        points: list[set[Value]] = [live] * (end + 1)
+        held = [0] * (end + 1)  # the halves live at each point
+        for p in range(end, start - 1, -1):
+            if p in leaving:
+                for value in leaving[p]:
+                    live.discard(value)
+                    occupied -= value.size // 16
+            if p in entering:
+                for value in entering[p]:
+                    live.add(value)
+                    occupied += value.size // 16
+            points[p] = set(live)
+            held[p] = occupied
+        for p in range(start, end + 1):
+            at[(block, p)] = points[p]
         phi_dests = {ins.dest for ins in instructions[:start] if ins.dest is not None}
         # The point before the first non-phi holds the phi destinations in use; they are
         # defined at entry, so they are not live into the block.
-        result.live_in[block] = frozenset(result.at[(block, start)] - phi_dests)
-        result.live_out[block] = frozenset(result.at[(block, len(instructions))])
+        result.live_in[block] = frozenset(points[start] - phi_dests)
+        result.live_out[block] = frozenset(points[end])
         pressure = max(pressure, _halves(result.live_in[block] | phi_dests))
         for index, ins in enumerate(instructions):
             if ins.is_phi:
-                result.kills[ins] = frozenset()
+                kills[ins] = empty
                 continue
-            after = result.at[(block, index + 1)]
-            result.kills[ins] = frozenset(v for v in ins.uses() if v not in after)
-            occupied = _halves(after)
-            if ins.dest is not None and ins.dest not in after:
-                occupied += ins.dest.size // 16
-            pressure = max(pressure, occupied)
+            after = points[index + 1]
+            killed = [src.ref for src in ins.srcs
+                      if isinstance(src.ref, Value) and src.ref not in after]
+            kills[ins] = frozenset(killed) if killed else empty
+            occupied = held[index + 1]
+            dest = ins.dest
+            if dest is not None and dest not in after:
+                occupied += dest.size // 16
+            if occupied > pressure:
+                pressure = occupied
     result.max_pressure = pressure
     return result
 
@@ -163,6 +226,13 @@ def _difference(where: str, got: frozenset[Value], want: frozenset[Value]) -> st
     return f"{where}: " + "; ".join(parts)
 
 
+def _what(ins: Instruction) -> str:
+    if ins.dest is None:
+        return ins.name
+    sigil = "%" if isinstance(ins.dest, Value) else ""
+    return f"{sigil}{ins.dest.name} = {ins.name}"
+
+
 def compare_liveness(
     fn: Function, liveness: Any, reference: ReferenceLiveness | None = None
 ) -> str | None:
@@ -173,45 +243,56 @@ def compare_liveness(
     then max_pressure. Per-point sets are compared when `liveness` offers `live_before` /
     `live_after`."""
     ref = reference if reference is not None else reference_liveness(fn)
+    # Sets are compared for equality first (a set equals a frozenset of the same members);
+    # only a difference builds the message, from the same operands as before.
+    live_before = getattr(liveness, "live_before", None)
+    live_after = getattr(liveness, "live_after", None)
+    ref_at, ref_kills, got_kills = ref.at, ref.kills, liveness.kills
+    empty: frozenset[Value] = frozenset()
     for block in dict.fromkeys(fn.blocks):
         for kind, got, want in (
             ("live_in", liveness.live_in, ref.live_in),
             ("live_out", liveness.live_out, ref.live_out),
         ):
-            found = _difference(f"{kind}[{block.name}]", frozenset(got.get(block, ())), want[block])
+            mine = got.get(block, empty)
+            if type(mine) is frozenset and mine == want[block]:
+                continue
+            found = _difference(f"{kind}[{block.name}]", frozenset(mine), want[block])
             if found:
                 return found
         first = _first_non_phi(block)
         for index, ins in enumerate(block.instructions):
-            what = ins.name
-            if ins.dest is not None:
-                sigil = "%" if isinstance(ins.dest, Value) else ""
-                what = f"{sigil}{ins.dest.name} = {ins.name}"
-            found = _difference(
-                f"kills[{block.name}, instruction {index} ({what})]",
-                frozenset(liveness.kills.get(ins, ())),
-                ref.kills[ins],
-            )
-            if found:
-                return found
+            mine = got_kills.get(ins, empty)
+            if not (type(mine) is frozenset and mine == ref_kills[ins]):
+                found = _difference(
+                    f"kills[{block.name}, instruction {index} ({_what(ins)})]",
+                    frozenset(mine),
+                    ref_kills[ins],
+                )
+                if found:
+                    return found
             # The per-point sets RA and pressure consume, not only the block boundaries: the
             # point before the first non-phi instruction, then the point after each one.
-            if index == first and hasattr(liveness, "live_before"):
-                found = _difference(
-                    f"live before [{block.name}, instruction {index} ({what})]",
-                    frozenset(liveness.live_before(ins)),
-                    frozenset(ref.at[(block, index)]),
-                )
-                if found:
-                    return found
-            if not ins.is_phi and hasattr(liveness, "live_after"):
-                found = _difference(
-                    f"live after [{block.name}, instruction {index} ({what})]",
-                    frozenset(liveness.live_after(ins)),
-                    frozenset(ref.at[(block, index + 1)]),
-                )
-                if found:
-                    return found
+            if index == first and live_before is not None:
+                mine, want = live_before(ins), ref_at[(block, index)]
+                if not (type(mine) is frozenset and mine == want):
+                    found = _difference(
+                        f"live before [{block.name}, instruction {index} ({_what(ins)})]",
+                        frozenset(mine),
+                        frozenset(want),
+                    )
+                    if found:
+                        return found
+            if live_after is not None and not ins.is_phi:
+                mine, want = live_after(ins), ref_at[(block, index + 1)]
+                if not (type(mine) is frozenset and mine == want):
+                    found = _difference(
+                        f"live after [{block.name}, instruction {index} ({_what(ins)})]",
+                        frozenset(mine),
+                        frozenset(want),
+                    )
+                    if found:
+                        return found
     if liveness.max_pressure != ref.max_pressure:
         return (
             f"max_pressure: analysis has {liveness.max_pressure}, reference has "
