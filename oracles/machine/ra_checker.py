@@ -51,8 +51,6 @@ from oracles.machine.copy_checker import is_identity_move, plain_move_source
 
 Meant = (Value, VirtualRegister)  # what a reference program's operand may mean
 
-Piece = tuple[Value, int]
-State = dict[int, frozenset[Piece]]
 
 
 class RAErrorKind(Enum):
@@ -154,10 +152,6 @@ def _position(block: Block, ins: Instruction) -> int:
     return next(k for k, other in enumerate(block.instructions) if other is ins)
 
 
-def _held(pieces: frozenset[Piece]) -> tuple[Meaning, ...]:
-    return tuple(sorted({_meaning(v, i) for v, i in pieces}, key=str))
-
-
 def _same_operand(reference: Operand, allocated: Operand) -> bool:
     if reference.abs != allocated.abs or reference.neg != allocated.neg:
         return False
@@ -171,17 +165,21 @@ def _same_operand(reference: Operand, allocated: Operand) -> bool:
 def _counterpart(reference: Instruction, allocated: Instruction) -> bool:
     if reference.opcode is not allocated.opcode and reference.name != allocated.name:
         return False
-    if reference.attrs != allocated.attrs or reference.sat != allocated.sat:
+    if reference.sat != allocated.sat or reference.attrs != allocated.attrs:
         return False
-    if len(reference.srcs) != len(allocated.srcs):
+    srcs = reference.srcs
+    if len(srcs) != len(allocated.srcs):
         return False
-    if [b.name for b in reference.blocks] != [b.name for b in allocated.blocks]:
+    if reference.blocks or allocated.blocks:
+        if [b.name for b in reference.blocks] != [b.name for b in allocated.blocks]:
+            return False
+    for r, a in zip(srcs, allocated.srcs):
+        if not _same_operand(r, a):
+            return False
+    meant_defs, got_defs = reference.defs(), allocated.defs()
+    if len(meant_defs) != len(got_defs):
         return False
-    if not all(_same_operand(r, a) for r, a in zip(reference.srcs, allocated.srcs, strict=True)):
-        return False
-    if len(reference.defs()) != len(allocated.defs()):
-        return False
-    for meant, got in zip(reference.defs(), allocated.defs(), strict=True):
+    for meant, got in zip(meant_defs, got_defs):
         if isinstance(meant, Meant):
             if not (isinstance(got, Register) and got.size == meant.size):
                 return False
@@ -199,7 +197,17 @@ def _plain_copy(reference: Instruction) -> Value | None:
     return None
 
 
+EMPTY: frozenset = frozenset()
+SLOTS = 1 << 16  # codes per meant value: more pieces than a register has halves
+
+
 class _Checker:
+    """The analysis over codes, not (value, piece) pairs: each meant value (a Value, or a
+    vreg, equal vregs being one) is numbered once, and piece k of value n is the int
+    n * SLOTS + k, so the states' sets hash and compare as ints. Each block's aligned
+    instructions are also compiled once (`_compile`) into the steps `transfer` replays on
+    every round of the fixpoint: which halves to read for which code, which to define."""
+
     def __init__(self, reference: Function, allocated: Function) -> None:
         self.reference = reference
         self.allocated = allocated
@@ -213,6 +221,14 @@ class _Checker:
                 self.preds[succ].append(block)
         self.errors: list[RAError] = []
         self.reporting = False
+        self.numbers: dict = {}  # meant value -> its number
+        self.meant: list = []  # number -> the meant value
+        self.pieces: list[int] = []  # number -> how many pieces of it a state may hold
+        self.steps = {block: self._compile(block) for block in allocated.blocks}
+        self.phis = {block: self._compile_phis(block) for block in allocated.blocks}
+        # Per number, every code of it a state may hold (what a vreg's redefinition drops).
+        self.stale = {n: frozenset(range(n * SLOTS, n * SLOTS + self.pieces[n]))
+                      for n, value in enumerate(self.meant) if isinstance(value, VirtualRegister)}
 
     def align(self, block: Block) -> list[tuple[Instruction, Instruction | None]]:
         reference = [ins for ins in self.pairs[block].instructions]
@@ -235,98 +251,184 @@ class _Checker:
                 format_instruction(reference[index])))
         return aligned
 
-    # --- the abstract state -------------------------------------------------------------------
-    def read(
-        self, state: State, block: Block, ins: Instruction, value: Value, register: Register
-    ) -> bool:
-        """Whether `register` holds `value` in `state`; reported when it may not."""
-        for piece, half in enumerate(register.halves):
-            if (value, piece) not in state.get(half, frozenset()):
-                if self.reporting:
-                    self.errors.append(RAError(
-                        block.name, _position(block, ins), format_instruction(ins),
-                        register.name, half, _meaning(value, piece),
-                        _held(state.get(half, frozenset())),
-                    ))
-                return False
-        return True
+    # --- codes --------------------------------------------------------------------------------
+    def _number(self, value, pieces: int = 0) -> int:
+        number = self.numbers.get(value)
+        if number is None:
+            number = self.numbers[value] = len(self.meant)
+            self.meant.append(value)
+            self.pieces.append(0)
+        if pieces > self.pieces[number]:
+            self.pieces[number] = pieces
+        return number
 
-    @staticmethod
-    def define(state: State, register: Register, value) -> None:
-        if isinstance(value, VirtualRegister):  # a vreg's older copies are stale now
-            for half, pieces in state.items():
-                if any(v == value for v, _ in pieces):
-                    state[half] = frozenset(p for p in pieces if p[0] != value)
-        for piece, half in enumerate(register.halves):
-            state[half] = frozenset({(value, piece)}) if value is not None else frozenset()
+    def _writes(self, register: Register, value) -> tuple:
+        """(half, what it holds after) per half of `register` when `value` (None: nothing
+        the program defined) is defined into it, and the number of a vreg whose older
+        copies go stale (None for anything else)."""
+        halves = register.halves
+        if value is None:
+            return tuple((half, EMPTY) for half in halves), None
+        base = self._number(value, len(halves)) * SLOTS
+        writes = tuple((half, frozenset((base + piece,))) for piece, half in enumerate(halves))
+        return writes, (base // SLOTS if isinstance(value, VirtualRegister) else None)
 
-    def transfer(self, block: Block, state: State) -> State:
-        state = dict(state)
+    def _reads(self, ins: Instruction, reference: Instruction) -> tuple:
+        reads = []
+        for src, meant in zip(ins.srcs, reference.srcs, strict=True):
+            if isinstance(meant.ref, Meant):
+                register = src.ref
+                base = self._number(meant.ref) * SLOTS
+                reads.append((tuple((base + piece, half) for piece, half
+                                    in enumerate(register.halves)), meant.ref, register))
+        return tuple(reads)
+
+    def _compile(self, block: Block) -> list[tuple]:
+        """The block's aligned instructions as steps: ("move", [(half, source half or None)])
+        for an inserted parallel copy, ("alias", source number, destination number) for an
+        identity move, ("define", ins, reads, [writes...], exec) for the rest (`transfer`)."""
+        steps: list[tuple] = []
         for ins, reference in self.alignment[block]:
             if ins.is_phi:
                 continue
             if reference is None:
-                moved = {}
+                moves = []
                 for dest, src in zip(ins.dests, ins.srcs, strict=True):
                     for piece, half in enumerate(dest.halves):
                         if isinstance(src.ref, Register):
-                            moved[half] = state.get(src.ref.half + piece, frozenset())
+                            moves.append((half, src.ref.half + piece))
                         else:
-                            moved[half] = frozenset()
-                state.update(moved)
+                            moves.append((half, None))
+                steps.append(("move", tuple(moves)))
                 continue
             copied = _plain_copy(reference)
             if copied is not None and is_identity_move(ins):
+                steps.append(("alias", self._number(copied), self._number(reference.dest)))
+                continue
+            reads = self._reads(ins, reference)
+            writes = []
+            if ins.name == "parallel_copy":  # the sources were read above, before any write
+                for dest, meant in zip(ins.dests, reference.dests, strict=True):
+                    writes.append(self._writes(dest, meant if isinstance(meant, Meant) else None))
+                steps.append(("define", ins, reads, tuple(writes), False))
+                continue
+            for dest, meant in zip(ins.defs(), reference.defs(), strict=True):
+                if isinstance(dest, Register):
+                    writes.append(self._writes(dest, meant if isinstance(meant, Meant) else None))
+            steps.append(("define", ins, reads, tuple(writes), ins.name in EXEC_UPDATES))
+        return steps
+
+    def _compile_phis(self, block: Block) -> list[tuple]:
+        """Per phi: its instruction, the index of each predecessor among its blocks (the
+        first, as `list.index`), its sources' reads and the halves its destination takes,
+        holding its value or nothing."""
+        phis = []
+        for ins, reference in self.alignment[block]:
+            if not ins.is_phi:
+                break
+            where: dict[Block, int] = {}
+            for index, pred in enumerate(ins.blocks):
+                where.setdefault(pred, index)
+            reads = []
+            for index, meant in enumerate(reference.srcs):
+                if isinstance(meant.ref, Meant):
+                    register = ins.srcs[index].ref
+                    base = self._number(meant.ref) * SLOTS
+                    reads.append((tuple((base + piece, half) for piece, half
+                                        in enumerate(register.halves)), meant.ref, register))
+                else:
+                    reads.append(None)
+            arrived, _ = self._writes(ins.dest, reference.dest)
+            lost = tuple((half, EMPTY) for half, _ in arrived)
+            phis.append((ins, where, reads, arrived, lost))
+        return phis
+
+    # --- the abstract state -------------------------------------------------------------------
+    def read(self, state: dict, block: Block, ins: Instruction, read: tuple) -> bool:
+        """Whether the register of `read` holds its value in `state`; reported when it may
+        not."""
+        codes, value, register = read
+        for code, half in codes:
+            if code not in state.get(half, EMPTY):
+                if self.reporting:
+                    self.errors.append(RAError(
+                        block.name, _position(block, ins), format_instruction(ins),
+                        register.name, half, _meaning(value, code % SLOTS),
+                        self._held(state.get(half, EMPTY)),
+                    ))
+                return False
+        return True
+
+    def _held(self, codes: frozenset) -> tuple[Meaning, ...]:
+        return tuple(sorted({_meaning(self.meant[c // SLOTS], c % SLOTS) for c in codes},
+                            key=str))
+
+    def transfer(self, block: Block, state: dict) -> dict:
+        state = dict(state)
+        read = self.read
+        for step in self.steps[block]:
+            kind = step[0]
+            if kind == "define":
+                _, ins, reads, writes, exec_update = step
+                for one in reads:
+                    read(state, block, ins, one)
+                for halves, vreg in writes:
+                    if vreg is not None:  # a vreg's older copies are stale now
+                        stale = self.stale[vreg]
+                        for half, pieces in state.items():
+                            if not stale.isdisjoint(pieces):
+                                state[half] = pieces - stale
+                    for half, pieces in halves:
+                        state[half] = pieces
+                if exec_update:  # the exec-mask rows write the nesting counter
+                    state[R0L.half] = EMPTY
+            elif kind == "move":
+                moved = {half: EMPTY if source is None else state.get(source, EMPTY)
+                         for half, source in step[1]}
+                state.update(moved)
+            else:
                 # `rX = mov rX` for `%d = mov %s`: no register changes, and %d is %s's value,
                 # so every half holding a piece of %s holds that piece of %d too. Mesa leaves
                 # such moves after coalescing and may shuffle the register away before one
                 # (a phi's copy at the block's end), dropping them later; where rX does not
                 # hold %s, %d is simply not in rX, and a later read of it there is reported.
+                low = step[1] * SLOTS
+                high, shift = low + SLOTS, (step[2] - step[1]) * SLOTS
                 for half, pieces in list(state.items()):
-                    state[half] = pieces | {(reference.dest, p) for v, p in pieces if v == copied}
-                continue
-            for src, meant in zip(ins.srcs, reference.srcs, strict=True):
-                if isinstance(meant.ref, Meant):
-                    self.read(state, block, ins, meant.ref, src.ref)
-            if ins.name == "parallel_copy":  # the sources were read above, before any write
-                for dest, meant in zip(ins.dests, reference.dests, strict=True):
-                    self.define(state, dest, meant if isinstance(meant, Meant) else None)
-                continue
-            for dest, meant in zip(ins.defs(), reference.defs(), strict=True):
-                if isinstance(dest, Register):
-                    self.define(state, dest, meant if isinstance(meant, Meant) else None)
-            if ins.name in EXEC_UPDATES:  # the exec-mask rows write the nesting counter
-                state[R0L.half] = frozenset()
+                    added = [code + shift for code in pieces if low <= code < high]
+                    if added:
+                        state[half] = pieces.union(added)
         return state
 
-    def entry(self, block: Block, outs: dict[Block, State]) -> State | None:
-        incoming: list[State] = []
+    def entry(self, block: Block, outs: dict[Block, dict]) -> dict | None:
+        incoming: list[dict] = []
+        phis = self.phis[block]
         for pred in self.preds[block]:
-            if pred not in outs:
+            out = outs.get(pred)
+            if out is None:
                 continue
-            edge = dict(outs[pred])
-            updates: State = {}
-            for ins, reference in self.alignment[block]:
-                if not ins.is_phi:
-                    break
-                index = ins.blocks.index(pred) if pred in ins.blocks else None
+            edge = dict(out)
+            updates: dict = {}
+            for ins, where, reads, arrived, lost in phis:
+                index = where.get(pred)
                 if index is None:
                     continue
-                meant = reference.srcs[index]
                 arrives = True
-                if isinstance(meant.ref, Meant):
-                    arrives = self.read(outs[pred], block, ins, meant.ref, ins.srcs[index].ref)
-                for piece, half in enumerate(ins.dest.halves):
-                    updates[half] = frozenset({(reference.dest, piece)}) if arrives else frozenset()
+                if reads[index] is not None:
+                    arrives = self.read(out, block, ins, reads[index])
+                for half, pieces in (arrived if arrives else lost):
+                    updates[half] = pieces
             edge.update(updates)
             incoming.append(edge)
         if not incoming:
             return {} if block is self.allocated.entry else None
+        if len(incoming) == 1:
+            return incoming[0]
         halves = set().union(*incoming)
-        return {h: frozenset.intersection(*(s.get(h, frozenset()) for s in incoming)) for h in halves}
+        return {h: frozenset.intersection(*(s.get(h, EMPTY) for s in incoming)) for h in halves}
 
     def run(self) -> list[RAError]:
-        outs: dict[Block, State] = {}
+        outs: dict[Block, dict] = {}
         changed = True
         while changed:
             changed = False
