@@ -149,6 +149,12 @@ class _Prover:
         if pc_b is None or pc_a is None:
             return f"{what}: reachable in only one of the functions"
         addr_b, addr_a = _address(self.before, ins_b), _address(self.after, ins_a)
+        if pc_b.eq(pc_a) and addr_b.eq(addr_a):
+            # The same term on both sides (z3 terms are hash-consed, and both encodings use
+            # the same names for the thread id, memory and uniforms, so address math a step
+            # left alone encodes to the same term): `bad` is then `x != x or (c and y != y)`,
+            # false under any assumptions, which is what the solver would prove.
+            return None
         bad = z3.Or(pc_b != pc_a, z3.And(pc_b, addr_b != addr_a))
         verdict, model = self.check(bad)
         if verdict == "proved":
@@ -162,7 +168,9 @@ class _Prover:
                 f"({self.inputs(model)})")
 
     def undefined(self) -> str | None:
-        if z3.is_false(self.after.undefined):
+        if z3.is_false(self.after.undefined) or self.after.undefined.eq(self.before.undefined):
+            # The second: the query asks for AFTER's undefinedness under the assumption that
+            # BEFORE's, the same term, is false; unsatisfiable, as the solver would prove.
             return None
         verdict, model = self.check(self.after.undefined)
         if verdict == "proved":
