@@ -86,34 +86,42 @@ def _immediate_limit(ins: Instruction, position: int) -> int | None:
 def _source_problems(ins: Instruction) -> list[tuple[tuple[str, str], str]]:
     found = []
     row = ins.opcode
+    name = ins.name
+    floats_at = FLOAT_SLOTS.get(name, ())
     for position, src in enumerate(ins.srcs):
-        what = f"source {position} of {ins.name}"
-        if isinstance(src.ref, Immediate):
+        ref = src.ref
+        if type(ref) is Immediate or isinstance(ref, Immediate):
             limit = _immediate_limit(ins, position)
-            if limit is not None and not 0 <= src.ref.bits < limit:
+            if limit is not None and not 0 <= ref.bits < limit:
                 width = limit.bit_length() - 1
-                found.append(((ins.name, f"imm{width}"), f"#{src.ref.bits} does not fit the "
-                              f"{width}-bit immediate field of {what}"))
-        floats = position in FLOAT_SLOTS.get(ins.name, ())
-        if src.neg and not floats and position not in NEG_SLOTS.get(ins.name, ()):
-            found.append(((ins.name, "neg"), f"{what} has no negate bit for .neg"))
+                found.append(((name, f"imm{width}"), f"#{ref.bits} does not fit the "
+                              f"{width}-bit immediate field of source {position} of {name}"))
+        if not (src.neg or src.abs):  # the common case: no modifier to check
+            continue
+        floats = position in floats_at
+        if src.neg and not floats and position not in NEG_SLOTS.get(name, ()):
+            found.append(((name, "neg"), f"source {position} of {name} has no negate bit "
+                          "for .neg"))
         if src.abs and not floats:
             spec = row.srcs[position] if not row.variadic and position < len(row.srcs) else None
             if spec is None or spec.kind != INT:
-                found.append(((ins.name, "abs"), f"{what} has no abs or zero-extend bit "
-                              "for .abs"))
+                found.append(((name, "abs"), f"source {position} of {name} has no abs or "
+                              "zero-extend bit for .abs"))
     return found
 
 
 def _field_problems(ins: Instruction) -> list[tuple[tuple[str, str], str]]:
     found = []
+    attrs = ins.attrs
+    if not attrs:
+        return found
     bits = NEST_BITS.get(ins.name)
-    nest = ins.attrs.get("n")
+    nest = attrs.get("n")
     if bits is not None and isinstance(nest, int) and not 0 <= nest < 1 << bits:
         found.append(((ins.name, "nest"), f"n={nest} does not fit the {bits}-bit nesting "
                       f"count of {ins.name}"))
     limit = SHIFT_LIMITS.get(ins.name)
-    shift = ins.attrs.get("shift")
+    shift = attrs.get("shift")
     if limit is not None and isinstance(shift, int) and not 0 <= shift <= limit:
         found.append(((ins.name, "shift"), f"shift={shift} is past the {ins.name} "
                       f"encoding's {limit}"))
@@ -125,6 +133,9 @@ def _register_problems(ins: Instruction) -> list[tuple[tuple[str, str], str]]:
     registers = [d for d in ins.defs() if isinstance(d, Register)]
     registers += [s.ref for s in ins.srcs if isinstance(s.ref, Register)]
     for register in registers:
+        size, half = register.size, register.half
+        if size in (16, 32, 64) and half % (size // 16) == 0 and half + size // 16 <= NUM_HALVES:
+            continue  # the common case, without the properties' calls
         if register.size not in (16, 32, 64) or not register.aligned:
             found.append(((ins.name, "alignment"), f"{register.name} is not naturally "
                           f"aligned ({register.size}-bit at half {register.half})"))
@@ -140,11 +151,12 @@ def problems(fn: Function) -> list[Problem]:
     found = []
     for block in fn.blocks:
         for index, ins in enumerate(block.instructions):
-            where = f"{block.name}, instruction {index} ({ins.name})"
             listed = _source_problems(ins) + _field_problems(ins)
             if machine:
                 listed += _register_problems(ins)
-            found += [Problem(kind, where, message) for kind, message in listed]
+            if listed:
+                where = f"{block.name}, instruction {index} ({ins.name})"
+                found += [Problem(kind, where, message) for kind, message in listed]
     return found
 
 

@@ -39,12 +39,23 @@ def _xor(a: Symbol, b: Symbol) -> Symbol:
     return a ^ b
 
 
+_ENTRY: dict[int, Symbol] = {}  # a half's entry symbol, made once (symbols are immutable)
+
+
+def _entry(half: int) -> Symbol:
+    symbol = _ENTRY.get(half)
+    if symbol is None:
+        symbol = _ENTRY[half] = _atoms(("entry", half))
+    return symbol
+
+
 class _Registers:
     def __init__(self) -> None:
         self.halves: dict[int, Symbol] = {}
 
     def get(self, half: int) -> Symbol:
-        return self.halves.get(half, _atoms(("entry", half)))
+        found = self.halves.get(half)
+        return found if found is not None else _entry(half)
 
     def read(self, ins: Instruction) -> tuple:
         return tuple(
@@ -188,6 +199,7 @@ def _lowered_block(new, expected, tags, copies_at: set[int], original: _Register
     there, a move that reads like the next original instruction is tried both ways."""
     instructions = new.instructions
     tried: dict[tuple, str | None] = {}
+    texts: dict[int, str] = {}  # instruction i printed, once however often it is walked
 
     def attempt(i: int, position: int, lowered: _Registers) -> str | None:
         # Remembered by where both programs are and the register file, so that repeated
@@ -203,7 +215,9 @@ def _lowered_block(new, expected, tags, copies_at: set[int], original: _Register
             if is_identity_move(ins):
                 i += 1
                 continue
-            text = format_instruction(ins)
+            text = texts.get(i)
+            if text is None:
+                text = texts[i] = format_instruction(ins)
             matches = position < len(expected) and expected[position] == (text, lowered.read(ins))
             if matches and position in copies_at:
                 alternative = _Registers()
