@@ -11,7 +11,7 @@ attached to, without whitespace: `%a.abs.neg` is one VALUE token with two suffix
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Token kinds.
 IDENT = "identifier"  # [A-Za-z_][A-Za-z0-9_]*, possibly with suffixes
@@ -23,14 +23,22 @@ PUNCT = "punctuation"  # ( ) { } [ ] , : = ->
 NEWLINE = "end of line"
 EOF = "end of file"
 
-_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FUNCNAME_RE = re.compile(r"@([A-Za-z_][A-Za-z0-9_.]*)")
-_VALUE_RE = re.compile(r"%([A-Za-z0-9_]+)")
-# The immediate body is deliberately loose; the parser decides what it means and reports
-# "malformed immediate" for anything that is not a decimal, hex or decimal-point literal.
-_IMM_RE = re.compile(r"#(-?[0-9A-Za-z_]*(?:\.[0-9][0-9A-Za-z_]*)?)")
-_NUMBER_RE = re.compile(r"[0-9][0-9A-Za-z_]*")
-_SINGLE_PUNCT = "(){}[],:="
+_SUFFIXES = r"(?:\.[A-Za-z_][A-Za-z0-9_]*)*"  # `.ident` suffixes directly attached
+# One pattern for every token, leading whitespace skipped: each line is split by one
+# `finditer` instead of a dispatch per character. The immediate body is deliberately
+# loose; the parser decides what it means and reports "malformed immediate" for anything
+# that is not a decimal, hex or decimal-point literal. Whatever starts no token (a '%' or
+# '@' without a name, any other character) is `bad`, reported as an error.
+_TOKEN_RE = re.compile(
+    r"[ \t\r]*(?:"
+    r"(?P<punct>->|[(){}\[\],:=])"
+    rf"|%(?P<value>[A-Za-z0-9_]+)(?P<value_suffixes>{_SUFFIXES})"
+    rf"|#(?P<imm>-?[0-9A-Za-z_]*(?:\.[0-9][0-9A-Za-z_]*)?)(?P<imm_suffixes>{_SUFFIXES})"
+    r"|@(?P<funcname>[A-Za-z_][A-Za-z0-9_.]*)"
+    rf"|(?P<ident>[A-Za-z_][A-Za-z0-9_]*)(?P<ident_suffixes>{_SUFFIXES})"
+    r"|(?P<number>[0-9][0-9A-Za-z_]*)"
+    r"|(?P<bad>[^ \t\r]))"
+)
 _WHITESPACE = " \t\r"
 
 
@@ -48,8 +56,7 @@ class ParseError(Exception):
         return f"{self.filename}:{self.line}:{self.col}: {self.message}"
 
 
-@dataclass(frozen=True)
-class Suffix:
+class Suffix(NamedTuple):
     """A `.name` attached to a token, with the position of its dot."""
 
     name: str
@@ -57,13 +64,15 @@ class Suffix:
     col: int
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    """One token. A named tuple: a long function is a million of them, and a tuple is made
+    fastest and holds no per-object dictionary."""
+
     kind: str
     text: str  # the name without its sigil for FUNCNAME/VALUE, the literal for IMM
     line: int
     col: int
-    suffixes: tuple[Suffix, ...] = field(default=())
+    suffixes: tuple[Suffix, ...] = ()
 
     def is_punct(self, text: str) -> bool:
         return self.kind == PUNCT and self.text == text
@@ -83,16 +92,14 @@ class Token:
         return f"'{self.text}'"
 
 
-def _suffixes(code: str, pos: int, lineno: int) -> tuple[tuple[Suffix, ...], int]:
-    """Read `.ident` suffixes directly attached at `pos`."""
-    found: list[Suffix] = []
-    while pos < len(code) and code[pos] == ".":
-        match = _IDENT_RE.match(code, pos + 1)
-        if match is None:
-            break
-        found.append(Suffix(match.group(0), lineno, pos + 1))
-        pos = match.end()
-    return tuple(found), pos
+def _suffixes(text: str, lineno: int, start: int) -> tuple[Suffix, ...]:
+    """The `.ident` suffixes in `text` (as matched), its first dot at 0-based `start`."""
+    found = []
+    col = start + 1  # 1-based, of the dot
+    for name in text[1:].split("."):
+        found.append(Suffix(name, lineno, col))
+        col += len(name) + 1
+    return tuple(found)
 
 
 def tokenize(text: str, filename: str = "<string>") -> list[Token]:
@@ -102,62 +109,46 @@ def tokenize(text: str, filename: str = "<string>") -> list[Token]:
     start a token.
     """
     tokens: list[Token] = []
+    append = tokens.append
+    new = tuple.__new__  # Token(...) without the named tuple's Python-level __new__
     lines = text.split("\n")
+    count = len(lines)
+    finditer = _TOKEN_RE.finditer
     for index, raw in enumerate(lines):
         lineno = index + 1
-        code = raw.split(";", 1)[0]
-        pos = 0
-        while pos < len(code):
-            char = code[pos]
-            col = pos + 1
-            if char in _WHITESPACE:
-                pos += 1
-                continue
-            if char in _SINGLE_PUNCT:
-                tokens.append(Token(PUNCT, char, lineno, col))
-                pos += 1
-                continue
-            if code.startswith("->", pos):
-                tokens.append(Token(PUNCT, "->", lineno, col))
-                pos += 2
-                continue
-            if char == "%":
-                match = _VALUE_RE.match(code, pos)
-                if match is None:
+        code = raw.split(";", 1)[0] if ";" in raw else raw
+        for match in finditer(code):
+            kind = match.lastgroup
+            if kind == "punct":
+                append(new(Token, (PUNCT, match[kind], lineno, match.start(kind) + 1, ())))
+            elif kind == "value_suffixes":
+                suffixes = match[kind]
+                append(new(Token, (VALUE, match["value"], lineno, match.start("value"),
+                                   _suffixes(suffixes, lineno, match.start(kind))
+                                   if suffixes else ())))
+            elif kind == "ident_suffixes":
+                suffixes = match[kind]
+                append(new(Token, (IDENT, match["ident"], lineno, match.start("ident") + 1,
+                                   _suffixes(suffixes, lineno, match.start(kind))
+                                   if suffixes else ())))
+            elif kind == "number":
+                append(new(Token, (NUMBER, match[kind], lineno, match.start(kind) + 1, ())))
+            elif kind == "imm_suffixes":
+                suffixes = match[kind]
+                append(new(Token, (IMM, match["imm"], lineno, match.start("imm"),
+                                   _suffixes(suffixes, lineno, match.start(kind))
+                                   if suffixes else ())))
+            elif kind == "funcname":
+                append(new(Token, (FUNCNAME, match[kind], lineno, match.start(kind), ())))
+            else:
+                col = match.start(kind) + 1
+                char = match[kind]
+                if char == "%":
                     raise ParseError(filename, lineno, col, "expected a value name after '%'")
-                suffixes, end = _suffixes(code, match.end(), lineno)
-                tokens.append(Token(VALUE, match.group(1), lineno, col, suffixes))
-                pos = end
-                continue
-            if char == "#":
-                match = _IMM_RE.match(code, pos)
-                assert match is not None  # the pattern matches any text after '#'
-                suffixes, end = _suffixes(code, match.end(), lineno)
-                tokens.append(Token(IMM, match.group(1), lineno, col, suffixes))
-                pos = end
-                continue
-            if char == "@":
-                match = _FUNCNAME_RE.match(code, pos)
-                if match is None:
+                if char == "@":
                     raise ParseError(filename, lineno, col, "expected a function name after '@'")
-                tokens.append(Token(FUNCNAME, match.group(1), lineno, col))
-                pos = match.end()
-                continue
-            match = _IDENT_RE.match(code, pos)
-            if match is not None:
-                suffixes, end = _suffixes(code, match.end(), lineno)
-                tokens.append(Token(IDENT, match.group(0), lineno, col, suffixes))
-                pos = end
-                continue
-            match = _NUMBER_RE.match(code, pos)
-            if match is not None:
-                tokens.append(Token(NUMBER, match.group(0), lineno, col))
-                pos = match.end()
-                continue
-            raise ParseError(filename, lineno, col, f"unexpected character {char!r}")
-        if lineno < len(lines) or code.strip(_WHITESPACE):
-            tokens.append(Token(NEWLINE, "", lineno, len(code.rstrip(_WHITESPACE)) + 1))
-    last = len(lines)
-    last_col = len(lines[-1]) + 1
-    tokens.append(Token(EOF, "", last, last_col))
+                raise ParseError(filename, lineno, col, f"unexpected character {char!r}")
+        if lineno < count or code.strip(_WHITESPACE):
+            append(new(Token, (NEWLINE, "", lineno, len(code.rstrip(_WHITESPACE)) + 1, ())))
+    append(Token(EOF, "", count, len(lines[-1]) + 1))
     return tokens

@@ -10,13 +10,12 @@ Every malformed input raises `ParseError`; nothing else escapes `parse_function`
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from agxir import ir
 from agxir.opcodes import spec
 from agxir.opcodes.operands import minifloat_encode
-from agxir.opcodes.table import OPCODES, ROWS, UNARY_BITOP_ALIASES
+from agxir.opcodes.table import OPCODES, UNARY_BITOP_ALIASES
 from agxir.text.lexer import (
     EOF,
     FUNCNAME,
@@ -24,62 +23,29 @@ from agxir.text.lexer import (
     IMM,
     NEWLINE,
     NUMBER,
+    PUNCT,
     VALUE,
     ParseError,
     Token,
 )
+from agxir.text.literals import (
+    ALIASES,
+    FLOAT_RE,
+    MAX_BUFFER_BYTES,
+    MAX_INT_IMMEDIATE,
+    MAX_LITERAL_CHARS,
+    TOO_LARGE,
+    describe_values,
+    parse_int_literal,
+)
+from agxir.text.plain import plain_line
+
+__all__ = ["ALIASES", "MAX_LITERAL_CHARS", "TOO_LARGE", "Parser", "Pending", "Source",
+           "describe_values", "parse_int_literal"]
 
 MODIFIERS = ("abs", "neg")
-MAX_INT_IMMEDIATE = 0xFFFF
 
-_DECIMAL_RE = re.compile(r"[0-9]+")
-_HEX_RE = re.compile(r"0[xX][0-9a-fA-F]+")
-_FLOAT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-
-
-def _alias_table() -> dict[str, tuple[spec.Opcode, dict[str, int | str]]]:
-    """Every alias mnemonic a row declares, with the attributes it fixes."""
-    aliases: dict[str, tuple[spec.Opcode, dict[str, int | str]]] = {}
-    for row in ROWS:
-        for alias, attrs in row.aliases.items():
-            aliases[alias] = (row, dict(attrs))
-    return aliases
-
-
-ALIASES = _alias_table()
-
-
-# Longer literals are out of every range the IR has; they are read as TOO_LARGE rather than
-# converted (Python refuses decimal strings over 4300 digits, and huge ints cost time).
-MAX_LITERAL_CHARS = 40
-TOO_LARGE = 1 << 160
-MAX_BUFFER_BYTES = 1 << 32  # buffers sit above 2^32 and are addressed with 32-bit offsets
-
-
-def parse_int_literal(text: str) -> int | None:
-    """A non-negative decimal or 0x-hex literal, or None; TOO_LARGE for a literal longer
-    than MAX_LITERAL_CHARS (every range check then rejects it with its own message)."""
-    if len(text) > MAX_LITERAL_CHARS and (_DECIMAL_RE.fullmatch(text) or _HEX_RE.fullmatch(text)):
-        return TOO_LARGE
-    if _DECIMAL_RE.fullmatch(text):
-        return int(text, 10)
-    if _HEX_RE.fullmatch(text):
-        return int(text, 16)
-    return None
-
-
-def describe_values(attr: spec.Attr) -> str:
-    """The legal values of an attribute, for error messages."""
-    values = attr.values
-    if isinstance(values, range) and values.step == 1 and values.stop > values.start:
-        low, high = values.start, values.stop - 1
-        if attr.hex:
-            return f"{low:#x}..{high:#x}"
-        return f"{low}..{high}"
-    return ", ".join(str(v) for v in values)
-
-
-@dataclass
+@dataclass(slots=True)
 class Source:
     """A source as written, before names are resolved."""
 
@@ -89,7 +55,7 @@ class Source:
     label: Token | None = None  # the incoming block of a phi source
 
 
-@dataclass
+@dataclass(slots=True)
 class Pending:
     """An instruction whose sources and targets still name things by text."""
 
@@ -143,14 +109,19 @@ class Parser:
 
     def advance(self) -> Token:
         token = self.tokens[self.pos]
-        if token.kind != EOF:
+        if token[0] != EOF:  # (token kinds are the module's constants)
             self.pos += 1
         return token
 
     def at_punct(self, text: str) -> bool:
-        return self.tok.is_punct(text)
+        token = self.tokens[self.pos]
+        return token[1] == text and token[0] == PUNCT
 
     def expect_punct(self, text: str, context: str = "") -> Token:
+        token = self.tokens[self.pos]
+        if token[1] == text and token[0] == PUNCT:
+            self.pos += 1
+            return token
         if not self.at_punct(text):
             where = f" {context}" if context else ""
             raise self.error(self.tok, f"expected '{text}'{where}, found {self.tok.describe()}")
@@ -170,19 +141,28 @@ class Parser:
             raise self.error((suffix.line, suffix.col), f"unexpected '.{suffix.name}'")
 
     def expect_newline(self) -> None:
-        if self.tok.kind not in (NEWLINE, EOF):
+        kind = self.tokens[self.pos][0]
+        if kind == NEWLINE:
+            self.pos += 1
+            return
+        if kind != EOF:
             raise self.error(self.tok, f"expected end of line, found {self.tok.describe()}")
-        self.advance()
 
     def skip_newlines(self) -> None:
-        while self.tok.kind == NEWLINE:
-            self.advance()
+        tokens, pos = self.tokens, self.pos
+        while tokens[pos][0] == NEWLINE:
+            pos += 1
+        self.pos = pos
 
     def at_attribute(self) -> bool:
-        return self.tok.kind == IDENT and self.peek().is_punct("=")
+        tokens, pos = self.tokens, self.pos
+        if tokens[pos][0] != IDENT:
+            return False
+        after = tokens[pos + 1] if pos + 1 < len(tokens) else tokens[-1]
+        return after[1] == "=" and after[0] == PUNCT
 
     def number(self, what: str) -> tuple[Token, int]:
-        token = self.tok
+        token = self.tokens[self.pos]
         value = parse_int_literal(token.text) if token.kind == NUMBER else None
         if value is None:
             raise self.error(token, f"expected {what}, found {token.describe()}")
@@ -284,9 +264,20 @@ class Parser:
     # --- instructions -----------------------------------------------------------------------
 
     def instruction(self) -> ir.Instruction:
+        plain = plain_line(self.tokens, self.pos, self.table, self.uniforms, self.values)
+        if plain is not None:  # the fast path's reading is the general path's
+            row, dest_token, size, operands, attrs, targets, self.pos = plain
+            dest = None
+            if dest_token is not None:
+                dest = self.values[dest_token[1]] = ir.Value(dest_token[1], size)
+            instruction = ir.Instruction(row, dest, [], attrs, [], False)
+            sources = [Source(token, False, False) for token in operands]
+            kinds = [src.kind for src in row.srcs]
+            self.pending.append(Pending(instruction, sources, kinds, targets))
+            return instruction
         dest_token = None
         size = 0
-        if self.tok.kind == VALUE:
+        if self.tokens[self.pos][0] == VALUE:
             dest_token = self.advance()
             self.no_suffixes(dest_token)
             self.expect_punct(":", "and a size after the destination")
@@ -346,14 +337,18 @@ class Parser:
         return sat
 
     def sources(self, is_phi: bool) -> list[Source]:
-        starts_operand = self.tok.kind in (VALUE, IDENT, IMM) or self.at_punct("[")
+        starts_operand = self.tokens[self.pos][0] in (VALUE, IDENT, IMM) or self.at_punct("[")
         if not starts_operand or self.at_attribute():
             return []
-        sources = [self.incoming() if is_phi else self.operand()]
-        while self.at_punct(","):
-            self.advance()
-            sources.append(self.incoming() if is_phi else self.operand())
-        return sources
+        read = self.incoming if is_phi else self.operand
+        sources = [read()]
+        tokens = self.tokens
+        while True:
+            token = tokens[self.pos]
+            if token[1] != "," or token[0] != PUNCT:
+                return sources
+            self.pos += 1
+            sources.append(read())
 
     def incoming(self) -> Source:
         self.expect_punct("[", "to start a phi source '[OPERAND, LABEL]'")
@@ -364,7 +359,10 @@ class Parser:
         return source
 
     def operand(self) -> Source:
-        token = self.tok
+        token = self.tokens[self.pos]
+        if token[0] == VALUE and not token[4]:  # the common case: a plain value
+            self.pos += 1
+            return Source(token, False, False)
         if token.kind not in (VALUE, IDENT, IMM):
             raise self.error(token, f"expected an operand, found {token.describe()}")
         if token.kind == IDENT and self.peek().is_punct("="):
@@ -412,7 +410,7 @@ class Parser:
     def immediate(self, token: Token, kind: str) -> ir.Immediate:
         text = token.text
         if kind == spec.FLOAT:
-            if not _FLOAT_RE.fullmatch(text):
+            if not FLOAT_RE.fullmatch(text):
                 raise self.error(token, f"malformed float immediate '#{text}'")
             bits = minifloat_encode(float(text))
             if bits is None:
@@ -421,7 +419,7 @@ class Parser:
         negative = text.startswith("-")
         value = parse_int_literal(text[1:] if negative else text)
         if value is None:
-            if _FLOAT_RE.fullmatch(text):
+            if FLOAT_RE.fullmatch(text):
                 raise self.error(token, f"expected an integer immediate, found '#{text}'")
             raise self.error(token, f"malformed immediate '#{text}'")
         if negative:
@@ -495,11 +493,18 @@ class Parser:
 
     def resolve(self) -> None:
         """Fill in sources and targets in text order, reporting the first undefined name."""
+        reference, values, operand = self.reference, self.values, ir.Operand
         for pending in self.pending:
             ins = pending.instruction
+            srcs = ins.srcs
             for source, kind in zip(pending.sources, pending.kinds, strict=True):
-                ref = self.reference(source.token, kind)
-                ins.srcs.append(ir.Operand(ref, source.abs, source.neg))
+                token = source.token
+                # a plain value, the common case, is looked up here; anything else (and an
+                # undefined value, for its error) by `reference`, which a level overrides
+                ref = values.get(token[1]) if token[0] == VALUE else None
+                if ref is None:
+                    ref = reference(token, kind)
+                srcs.append(operand(ref, source.abs, source.neg))
                 if source.label is not None:
                     ins.blocks.append(self.block(source.label))
             for target in pending.targets:
