@@ -90,7 +90,8 @@ def measure(name: str, fn, threads: int, sets: int, repeat: int) -> None:
     work = compiled.lane_instructions
     lanes = threads * sets
     rate = work / best
-    raw = raw_numpy_rate(lanes, max(1, work // lanes), repeat)
+    # A raw round is short (tens of us): more rounds, so a loaded machine's noise is left out.
+    raw = raw_numpy_rate(lanes, max(1, work // lanes), 10 * repeat)
     kinds = sorted({o.kind for o in outcomes})
     print(
         f"{name:<14} {fn.instruction_count():>4} static instrs  {work:>7} lane-instrs/run  "
