@@ -88,7 +88,6 @@ class WaveEmitter(NumpyEmitter):
         self.names.clear()
         self.dirty_halves.clear()
         self.dirty_names.clear()
-        self.local_of = {k: v for k, v in self.local_of.items() if not isinstance(k, Value)}
 
     def commit(self, final: bool = False) -> None:
         """Store every pending write for the active lanes, then forget. At the end of the
@@ -180,10 +179,17 @@ def _unit_locals(units: list[list], vreg_widths: dict[str, int]) -> list[frozens
     """Per unit, the V names no other unit reads and this one writes in full before it
     reads them: their last values need not be stored when the unit ends. A phi's names
     are never local (a phi reads its sources, and its destination's old value, from
-    storage)."""
+    storage), nor is any name of a unit with an exec-mask update (lanes it wakes read
+    storage, which must hold what the straightforward code would have left there)."""
     owner: dict[str, int] = {}  # name -> the one unit referencing it, or -1
     for k, unit in enumerate(units):
+        updates = any(ins.name in EXEC_UPDATES for ins in unit)
         for ins in unit:
+            if updates:
+                for ref in [s.ref for s in ins.srcs] + ins.defs():
+                    if isinstance(ref, Value | VirtualRegister):
+                        owner[ref.name] = -1
+                continue
             reads = [s.ref for s in ins.srcs if isinstance(s.ref, Value | VirtualRegister)]
             for ref in reads:  # a read first: the value comes from storage
                 if owner.setdefault(ref.name, -1) != k or ins.is_phi:
