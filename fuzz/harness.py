@@ -283,21 +283,19 @@ def _young_collections():
     generations, after each pass step (`_collect_young`), never on the whole heap. Left to
     itself it rescans every live object each time the heap has grown by a quarter, and a
     long program's clones and memoized runs make that most of the time checking it takes
-    (docs/performance.md, "Scale"). Garbage cycles are still freed after each step.
+    (docs/performance.md, "Scale"). Young garbage cycles are still freed after each step.
 
-    The first time in a process, what is alive then (the modules, z3, the opcode tables:
-    some 90,000 objects, and the first program) is frozen out of every later collection
-    (`gc.freeze`): re-enabled after a program, the collector soon runs on the whole heap,
-    and rescanning those took ~45 ms each time, for objects that live as long as the
-    process. Objects frozen are still freed when nothing refers to them; a cycle among them
-    would only be kept, and that is at most the first program's."""
-    global _collecting, _frozen
+    After each step only the youngest generation is collected, so what survives a step (the
+    memoized runs' functions, cyclic: blocks and instructions refer to each other) waits in
+    the middle one, and once the program is done, its memo dropped, one collection of the
+    two young generations frees it (`_collect_program`). Collecting both after each step
+    moved those survivors into the oldest generation, where only a full collection of the
+    heap frees them: the collector then ran one every few programs (15 in 60, ~45 ms each
+    on a campaign's heap); now hardly ever."""
+    global _collecting
     if not gc.isenabled() or _collecting or threading.current_thread() is not threading.main_thread():
         yield
         return
-    if not _frozen:
-        gc.freeze()
-        _frozen = True
     gc.disable()
     _collecting = True
     try:
@@ -308,10 +306,14 @@ def _young_collections():
 
 
 _collecting = False  # whether `_young_collections` holds the collector
-_frozen = False  # whether `_young_collections` has frozen what was alive at its first use
 
 
 def _collect_young() -> None:
+    if _collecting:
+        gc.collect(0)
+
+
+def _collect_program() -> None:
     if _collecting:
         gc.collect(1)
 
@@ -484,7 +486,8 @@ class Harness:
                 finding = self.check_pipeline(fn, text, pipeline)
                 if finding:
                     findings.append(finding)
-        self._runs.clear()
+            self._runs.clear()
+            _collect_program()  # this program's garbage, while it is still young
         if self._machine:
             self.stats.machine_programs += 1
             self.stats.pressure_paths.update(self._paths)
