@@ -443,10 +443,13 @@ class Harness:
             self._liveness[text] = compare_liveness(fn, analysis(fn))
         return self._liveness[text]
 
-    def _forget_runs_but_of(self, pipelines: Sequence[Sequence[PassUnderTest]]) -> None:
+    def _forget_runs_but_of(self, pipelines: Sequence[Sequence[PassUnderTest]],
+                            wanted: set | None = None) -> None:
         """Drops the memoized runs of passes none of `pipelines` runs (their functions are
-        what a long program's memory goes to)."""
-        wanted = {(step.name, step.run) for pipeline in pipelines for step in pipeline}
+        what a long program's memory goes to). `wanted`: those passes' (name, run), when
+        the caller has them."""
+        if wanted is None:
+            wanted = {(step.name, step.run) for pipeline in pipelines for step in pipeline}
         for key in [key for key in self._runs if key[:2] not in wanted]:
             del self._runs[key]
 
@@ -481,8 +484,13 @@ class Harness:
         if difference:
             findings.append(Finding(INPUT, "liveness", difference, (), text))
         with _young_collections():
+            # The passes each suffix of the pipelines runs, built once from the end.
+            later: list[set] = [set()]
+            for pipeline in reversed(pipelines):
+                later.append(later[-1] | {(step.name, step.run) for step in pipeline})
+            later.reverse()
             for index, pipeline in enumerate(pipelines):
-                self._forget_runs_but_of(pipelines[index:])
+                self._forget_runs_but_of(pipelines[index:], later[index])
                 finding = self.check_pipeline(fn, text, pipeline)
                 if finding:
                     findings.append(finding)
