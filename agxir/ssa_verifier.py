@@ -296,6 +296,8 @@ class Verifier:
 
     def check_targets(self, block: Block, index: int, ins: Instruction) -> None:
         row = ins.opcode
+        if not ins.blocks and not row.targets:
+            return  # no targets, none wanted: nothing below can fail
         if len(ins.blocks) != row.targets:
             wanted = _plural(row.targets, "target block") if row.targets else "no target blocks"
             self.error(block, index, f"{ins.name} takes {wanted}, found {len(ins.blocks)}", ins)
@@ -332,6 +334,20 @@ class Verifier:
 
     def check_attrs(self, block: Block, index: int, ins: Instruction) -> None:
         row = ins.opcode
+        given = ins.attrs
+        if len(given) == len(row.attrs) and all(attr.name in given for attr in row.attrs):
+            # exactly the declared names (the common case): only the values can be wrong
+            for attr in row.attrs:
+                value = given[attr.name]
+                if not _legal(attr, value):
+                    self.error(
+                        block,
+                        index,
+                        f"{attr.name}={value!r} is not a valid value for attribute {attr.name} "
+                        f"(expected {_legal_values(attr)})",
+                        ins,
+                    )
+            return
         declared = {attr.name: attr for attr in row.attrs}
         for name in ins.attrs:
             if name not in declared:
@@ -353,29 +369,36 @@ class Verifier:
     def check_source(
         self, block: Block, index: int, ins: Instruction, position: int, src: Operand, spec: Src
     ) -> None:
-        what = _source_name(ins, position, spec)
-        for modifier in MODIFIERS:
-            if getattr(src, modifier) and not spec.allows(modifier):
-                self.error(block, index, f"modifier .{modifier} is not allowed on {what}", ins)
+        # `what` names the source in messages; it is spelled only when there is one
+        if (src.abs and not spec.allows("abs")) or (src.neg and not spec.allows("neg")):
+            what = _source_name(ins, position, spec)
+            for modifier in MODIFIERS:
+                if getattr(src, modifier) and not spec.allows(modifier):
+                    self.error(block, index, f"modifier .{modifier} is not allowed on {what}", ins)
         ref = src.ref
         if isinstance(ref, Immediate):
             if spec.imm is None:
+                what = _source_name(ins, position, spec)
                 self.error(block, index, f"{what} cannot be an immediate", ins)
                 return
             limit, kind = IMMEDIATE_LIMITS[spec.imm]
             if not 0 <= ref.bits < limit:
+                what = _source_name(ins, position, spec)
                 self.error(
                     block, index, f"immediate #{ref.bits} does not fit the {kind} of {what}", ins
                 )
             return
         if isinstance(ref, Uniform) and not spec.uniform:
+            what = _source_name(ins, position, spec)
             self.error(block, index, f"{what} cannot be a uniform", ins)
         size = ref.size
         if spec.kind == ADDR and size != 64:
+            what = _source_name(ins, position, spec)
             self.error(
                 block, index, f"{what} is an address and must be 64-bit, found {size}-bit", ins
             )
         elif size not in spec.sizes:
+            what = _source_name(ins, position, spec)
             self.error(
                 block,
                 index,
@@ -386,6 +409,7 @@ class Verifier:
         if not isinstance(dest, Value) or spec.width_rule is None:
             return
         if spec.width_rule == SAME_AS_DEST and size != dest.size:
+            what = _source_name(ins, position, spec)
             self.error(
                 block,
                 index,
@@ -394,6 +418,7 @@ class Verifier:
                 ins,
             )
         elif spec.width_rule == AT_MOST_DEST and size > dest.size:
+            what = _source_name(ins, position, spec)
             self.error(
                 block,
                 index,

@@ -73,8 +73,9 @@ class _MachineVerifier:
     def __init__(self, fn: Function) -> None:
         self.fn = fn
         self.table = opcodes_for_level(fn.level)
+        self.level = str(fn.level)  # compared per operand: the name, a plain string
         self.errors: list[VerifyError] = []
-        self.control = any(ins.name in _EXEC_ROWS for ins in fn.instructions())
+        self.control = any(ins.opcode.name in _EXEC_ROWS for b in fn.blocks for ins in b.instructions)
         self.block_set = set(fn.blocks)
         self.uniform_set = set(fn.uniforms)
 
@@ -106,7 +107,7 @@ class _MachineVerifier:
         if self.errors:
             return self.errors
         self.phis()
-        if fn.level == "exec" and not self.errors:
+        if self.level == "exec" and not self.errors:
             self.ssa_values()
         if not self.errors:
             self.undefined_reads()
@@ -119,15 +120,16 @@ class _MachineVerifier:
         trailing: Instruction | None = None
         body: Instruction | None = None
         for index, ins in enumerate(instructions):
-            if ins.name in _ELSE:
+            name = ins.opcode.name
+            if name in _ELSE:
                 if index != 0:
                     self.error(block, index, f"{ins.name} must be the first instruction of its block", ins)
-            elif ins.is_phi:
+            elif name == "phi":
                 if body is not None or trailing is not None:
                     self.error(block, index, "phi after a non-phi instruction; phis come first (after an else)", ins)
-            elif ins.name in _TRAILING:
+            elif name in _TRAILING:
                 trailing = trailing or ins
-                if ins.name == "stop" and index != len(instructions) - 1:
+                if name == "stop" and index != len(instructions) - 1:
                     self.error(block, index, "stop must be the last instruction of its block", ins)
             else:
                 body = ins
@@ -137,44 +139,57 @@ class _MachineVerifier:
 
     # --- one instruction ------------------------------------------------------------------------
     def instruction(self, block: Block, index: int, ins: Instruction) -> None:
-        if self.table.get(ins.name) is not ins.opcode:
+        row = ins.opcode
+        name = row.name
+        if self.table.get(name) is not row:
             self.error(block, index, f"{ins.name} is not an opcode of the {self.fn.level} level", ins)
             return
-        before = len(self.errors)
-        row = ins.opcode
-        if not row.variadic and len(ins.srcs) != len(row.srcs):
-            self.error(block, index, f"{ins.name} takes {len(row.srcs)} source(s), found {len(ins.srcs)}", ins)
-        if not ins.is_phi:
+        errors = self.errors
+        before = len(errors)
+        srcs = ins.srcs
+        if not row.variadic and len(srcs) != len(row.srcs):
+            self.error(block, index, f"{ins.name} takes {len(row.srcs)} source(s), found {len(srcs)}", ins)
+        is_phi = name == "phi"
+        copy = name == "parallel_copy"
+        if not is_phi:
             self.check_targets(block, index, ins)
         self.destination(block, index, ins)
         if ins.sat and not row.sat:
             self.error(block, index, f".sat is not allowed on {ins.name}", ins)
         self.check_attrs(block, index, ins)
-        for ref in [src.ref for src in ins.srcs] + ins.defs():
-            problem = self.operand_problem(ref)
+        operand_problem = self.operand_problem
+        for src in srcs:
+            problem = operand_problem(src.ref)
             if problem:
                 self.error(block, index, problem, ins)
-        structural_ok = len(self.errors) == before
-        for position, src in enumerate(ins.srcs):
+        for ref in ins.defs():
+            problem = operand_problem(ref)
+            if problem:
+                self.error(block, index, problem, ins)
+        structural_ok = len(errors) == before
+        declared = row.srcs
+        register_dest = not isinstance(ins.dest, Value)
+        for position, src in enumerate(srcs):
             if isinstance(src.ref, Uniform) and src.ref not in self.uniform_set:
                 self.error(block, index, f"uniform {src.ref.name} is not declared by the function", ins)
-            if ins.is_phi or ins.name == "parallel_copy":
+            if is_phi or copy:
                 for modifier in MODIFIERS:
                     if getattr(src, modifier):
                         self.error(block, index, f"{ins.name} sources cannot carry .{modifier}", ins)
-            elif position < len(row.srcs):
-                self.check_source(block, index, ins, position, src, row.srcs[position])
-                if not isinstance(ins.dest, Value):
-                    self.width_rule(block, index, ins, src, row.srcs[position])
-        if ins.is_phi:
+            elif position < len(declared):
+                self.check_source(block, index, ins, position, src, declared[position])
+                if register_dest:
+                    self.width_rule(block, index, ins, src, declared[position])
+        if is_phi:
             self.phi_sizes(block, index, ins)
-        if ins.name == "parallel_copy":
+        if copy:
             self.parallel_copy(block, index, ins)
         if structural_ok and row.check is not None:
             message = row.check(ins)
             if message:
                 self.error(block, index, message, ins)
-        self.r0l_writes(block, index, ins)
+        if self.control:
+            self.r0l_writes(block, index, ins)
 
     def destination(self, block: Block, index: int, ins: Instruction) -> None:
         row = ins.opcode
@@ -205,7 +220,9 @@ class _MachineVerifier:
                 self.error(block, index, f"{dest.name} overlaps r0l, reserved for control flow", ins)
 
     def operand_problem(self, ref) -> str | None:
-        level = self.fn.level
+        level = self.level
+        if isinstance(ref, Value):
+            return None if level == "exec" else f"SSA value %{ref.name} at the {level} level"
         if isinstance(ref, Register):
             if level != "machine" and ref != R0L:
                 return f"register {ref.name} at the {level} level (only r0l is allowed)"
@@ -220,8 +237,6 @@ class _MachineVerifier:
             if level != "vreg":
                 return f"virtual register {ref!r} at the {level} level"
             return None
-        if isinstance(ref, Value) and level != "exec":
-            return f"SSA value %{ref.name} at the {level} level"
         return None
 
     def width_rule(self, block, index, ins, src, declared: spec.Src) -> None:
@@ -236,7 +251,7 @@ class _MachineVerifier:
             self.error(block, index, f"source {declared.name} must be as wide as the {dest.size}-bit destination", ins)
 
     def phi_sizes(self, block, index, ins) -> None:
-        if self.fn.level == "machine" and not isinstance(ins.dest, Register):
+        if self.level == "machine" and not isinstance(ins.dest, Register):
             self.error(block, index, "a machine-level phi writes a register", ins)
         for src in ins.srcs:
             if not isinstance(src.ref, Immediate) and ins.dest is not None and src.ref.size != ins.dest.size:
@@ -311,12 +326,26 @@ class _MachineVerifier:
                     self.error(block, index, f"phi sources must come from {names or 'no block'}, in that order", ins)
 
     # --- reads nothing wrote -------------------------------------------------------------------
-    def places(self, ref) -> list[object]:
+    def places(self, ref) -> range | list[object]:
         if isinstance(ref, Register):
-            return list(ref.halves)
+            return ref.halves
         if isinstance(ref, VirtualRegister):  # its halves: a narrow access is the low ones
             return [(ref.index, piece) for piece in range(ref.size // 16)]
         return []
+
+    def written(self, block: Block) -> set[object]:
+        """Every place an instruction of `block` writes (phis included)."""
+        places = self.places
+        found: set[object] = set()
+        for ins in block.instructions:
+            if ins.dest is not None:
+                found.update(places(ins.dest))
+            elif ins.opcode.name == "phi":
+                continue  # (a phi's places are its dest's: none)
+            else:
+                for dest in ins.dests:
+                    found.update(places(dest))
+        return found
 
     def undefined_reads(self) -> None:
         fn = self.fn
@@ -326,26 +355,36 @@ class _MachineVerifier:
             for succ in block.logical_successors or []:
                 preds[succ].append(block)
 
-        def transfer(block: Block, state: set[object], report: bool) -> set[object]:
+        def report(block: Block, state: set[object]) -> None:
+            """Walk `block` from `state`, reporting each read of a place nothing wrote."""
             state = set(state)
-            phis = [ins for ins in block.instructions if ins.is_phi]
-            for ins in phis:
-                state.update(self.places(ins.dest))
+            places = self.places
+            for ins in block.instructions:
+                if ins.opcode.name == "phi":
+                    state.update(places(ins.dest))
             for index, ins in enumerate(block.instructions):
-                if ins.is_phi:
+                if ins.opcode.name == "phi":
                     continue
-                if report:
-                    for src in ins.srcs:
-                        if src.ref == R0L:
+                for src in ins.srcs:
+                    ref = src.ref
+                    if isinstance(ref, Register):
+                        if ref == R0L:
                             continue
-                        missing = [p for p in self.places(src.ref) if p not in state]
-                        if missing:
-                            name = getattr(src.ref, "name", src.ref)
-                            self.error(block, index, f"reads {name}, which no path from the entry writes", ins)
-                for dest in ins.defs():
-                    state.update(self.places(dest))
-            return state
+                    elif not isinstance(ref, VirtualRegister):
+                        continue  # (nothing to find written)
+                    if any(p not in state for p in places(ref)):
+                        name = getattr(ref, "name", ref)
+                        self.error(block, index, f"reads {name}, which no path from the entry writes", ins)
+                dest = ins.dest
+                if dest is not None:
+                    state.update(places(dest))
+                else:
+                    for dest in ins.dests:
+                        state.update(places(dest))
 
+        # Out of a block: what came in and whatever the block writes (a may-be-written
+        # analysis: the order inside the block matters only to `report`).
+        written = {block: self.written(block) for block in fn.blocks}
         changed = True
         while changed:
             changed = False
@@ -353,7 +392,7 @@ class _MachineVerifier:
                 state: set[object] = set()
                 for pred in preds[block]:
                     state |= written_out.get(pred, set())
-                out = transfer(block, state, False)
+                out = state | written[block]
                 if written_out.get(block) != out:
                     written_out[block] = out
                     changed = True
@@ -368,7 +407,7 @@ class _MachineVerifier:
                         if missing:
                             name = getattr(src.ref, "name", src.ref)
                             self.error(block, None, f"phi source {name} is not written on the path from {pred.name}", ins)
-            transfer(block, state, True)
+            report(block, state)
 
 
 def verify_machine(fn: Function) -> list[VerifyError]:

@@ -8,8 +8,6 @@ is at. Each level's syntax is its own (`agxir.levels`); the shared pieces are th
 
 from __future__ import annotations
 
-import gc
-
 from agxir import ir
 from agxir.levels import from_header, header_spellings, hooks
 from agxir.text.lexer import IDENT, NEWLINE, ParseError, Token, tokenize
@@ -37,18 +35,9 @@ def header_level(tokens: list[Token], filename: str) -> ir.Level:
 
 def parse_function(text: str, filename: str = "<string>") -> ir.Function:
     """Parse one function in the text form; raise ParseError on malformed text."""
-    # Parsing makes millions of small objects for a long function and no garbage cycles,
-    # so the cyclic collector's passes over a growing heap are pure cost here (measured:
-    # half the time of a 100,000-line parse, and what made it grow faster than the text).
-    # The collector runs as before once the function is made.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with ir.collector_paused():  # (parsing makes many objects and no garbage cycles)
         tokens = tokenize(text, filename)
         return hooks(header_level(tokens, filename)).parse(tokens, filename)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def print_function(fn: ir.Function) -> str:

@@ -123,6 +123,8 @@ def format_instruction(ins: ir.Instruction) -> str:
     if dest is not None:
         if type(dest) is ir.Value:
             text = f"%{dest.name}:{dest.size} = {name}"
+        elif type(dest) is ir.Register:
+            text = f"{dest.name} = {name}"
         else:
             text = f"{format_dest(dest)} = {name}"
     elif ins.dests:
@@ -142,8 +144,12 @@ def format_instruction(ins: ir.Instruction) -> str:
         parts = []
         for index, src in enumerate(srcs):
             ref = src.ref
-            if type(ref) is ir.Value and not src.abs and not src.neg:
-                parts.append(f"%{ref.name}")
+            if src.abs or src.neg:
+                parts.append(format_operand(src, kinds[index] if index < len(kinds) else spec.RAW))
+            elif type(ref) is ir.Value:
+                parts.append("%" + ref.name)
+            elif type(ref) is ir.Register and ":" not in (name := ref.name):
+                parts.append(name)
             else:
                 parts.append(format_operand(src, kinds[index] if index < len(kinds) else spec.RAW))
     if parts:
