@@ -127,17 +127,19 @@ class WaveEmitter(NumpyEmitter):
         return value
 
     def _read_halves(self, register: Register) -> str:
-        known = [self.halves.get(h) for h in register.halves]
+        half, size, halves = register.half, register.size, self.halves
+        first = halves.get(half)
+        if first is not None and first[1] == 0 and first[2] == size:
+            # The common case, first: exactly the value last written (or read) there.
+            value = first[0]
+            if all(halves.get(half + i) == (value, 16 * i, size) for i in range(1, size // 16)):
+                return value
+        known = [halves.get(h) for h in register.halves]
         if all(k is None for k in known):
             value = self.temp(_read_register(register))
             for i, half in enumerate(register.halves):
                 self.halves[half] = (value, 16 * i, register.size)
             return value
-        first = known[0]
-        if first is not None and first[1] == 0 and first[2] == register.size and all(
-            k is not None and k[0] == first[0] and k[1] == 16 * i for i, k in enumerate(known)
-        ):
-            return first[0]  # exactly the value last written (or read) there
         if all(k is not None and isinstance(k[0], Const) for k in known):
             bits = sum(((k[0].value >> k[1]) & 0xFFFF) << (16 * i) for i, k in enumerate(known))
             return self.const(bits, register.size)
