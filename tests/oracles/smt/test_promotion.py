@@ -198,3 +198,32 @@ def test_the_hook_catches_in_the_harness_what_the_interpreter_cannot():
     assert finding.message.startswith("PromotionBroken: access 0 ("), finding.message
     right_pass = PassUnderTest("address", right, ("--passes", "address"))
     assert Harness(inputs).check(fn, [[with_invariant(right_pass, threads=4)]]) == []
+
+
+def test_address_math_left_alone_is_proved_without_the_solver(monkeypatch):
+    # The same function on both sides: every access's path and address, and the
+    # undefinedness, are the same z3 terms, so no query reaches the solver (issue 23).
+    from oracles.smt import promotion
+
+    def no_solver(self, bad):
+        raise AssertionError("the solver was asked")
+
+    monkeypatch.setattr(promotion._Prover, "check", no_solver)
+    fn = parse_function(RELAXED)
+    assert promotion_failures(fn, clone_function(fn), timeout_ms=LIMIT_MS) == []
+
+
+def test_changed_address_math_still_goes_to_the_solver(monkeypatch):
+    from oracles.smt import promotion
+
+    asked = []
+    real = promotion._Prover.check
+
+    def counting(self, bad):
+        asked.append(bad)
+        return real(self, bad)
+
+    monkeypatch.setattr(promotion._Prover, "check", counting)
+    fn, out = after(RELAXED, address_fuse.PASS.run)
+    assert promotion_failures(fn, out, timeout_ms=LIMIT_MS) == []
+    assert asked
