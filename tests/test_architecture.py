@@ -136,16 +136,7 @@ def imports_of(path: Path) -> tuple[set[str], list[tuple[str, str]]]:
 
 # Private names some module still takes from another, each with why it is not public yet.
 # The rule fails on any other; delete an entry when its import goes.
-PRIVATE_IMPORTS_ALLOWED = {
-    # The exec-cmp shapes reuse the program generator's loop-carried and data-value
-    # builders; fuzz/generate/ was being reworked by another change when this rule came.
-    ("fuzz.generate.exec_cmp_shapes", "fuzz.generate.program", "_CARRIED"),
-    ("fuzz.generate.exec_cmp_shapes", "fuzz.generate.program", "_DATA"),
-    # The pressure shapes build on the CFG shape builder and its region kinds (same reason).
-    *(("fuzz.generate.pressure_shapes", "fuzz.generate.cfg_shapes", name)
-      for name in ("_IF", "_IFELSE", "_LOOP", "_SEQ", "_SINGLE", "_UNSTRUCTURED",
-                   "_ShapeBuilder")),
-}
+PRIVATE_IMPORTS_ALLOWED: set[tuple[str, str, str]] = set()
 
 
 def test_no_module_takes_another_modules_private_names():
@@ -213,12 +204,6 @@ CIRCLES_ALLOWED = (
     # PassTimedOut (lazily). (Step oracles left this circle: they ask the harness only
     # what fuzz.step_oracles.Judge lists.)
     {"fuzz.harness", "fuzz.processes", "fuzz.passes_under_test", "fuzz.mesa.passes"},
-    # The program generator: operations' emitters draw from the shape modules (imported
-    # lazily), which emit through operations; program calls all of them.
-    {"fuzz.generate.addresses", "fuzz.generate.conversion_shapes",
-     "fuzz.generate.exec_cmp_shapes", "fuzz.generate.operations",
-     "fuzz.generate.optimizer_shapes", "fuzz.generate.pressure_shapes",
-     "fuzz.generate.program", "fuzz.generate.schedule_shapes"},
 )
 
 

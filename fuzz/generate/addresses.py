@@ -39,6 +39,7 @@ import functools
 from agxir.ir import Immediate, Operand, Uniform
 from agxir.opcodes import OPCODES
 from fuzz.generate.choices import ChoiceSource, Weighted
+from fuzz.generate.families import emitter_pairs
 from fuzz.generate.features import Features
 from fuzz.generate.operations import (
     FORMATS,
@@ -47,7 +48,6 @@ from fuzz.generate.operations import (
     SITES,
     SLOT_BYTES,
     Emitter,
-    emitter_pairs,
     immediate,
 )
 
@@ -560,7 +560,7 @@ def _shape_table(features: Features) -> Weighted:
 
 @functools.lru_cache(maxsize=256)
 def program_table(features: Features) -> Weighted:
-    """The emitter table of a program: `operations.emitter_pairs` plus the array accesses,
+    """The emitter table of a program: `families.emitter_pairs` plus the array accesses,
     which dominate the memory accesses of an address-heavy program."""
     f = features
     on = f.address and (f.loads or f.stores)

@@ -97,19 +97,19 @@ def generate_cfg(
     max_loop_depth: int = 2,
 ) -> CFGShape:
     """A random shape of at most `max_blocks` blocks (see the module docstring)."""
-    builder = _ShapeBuilder(source, features, max(1, max_blocks), max_loop_depth)
+    builder = ShapeBuilder(source, features, max(1, max_blocks), max_loop_depth)
     _, exit_block = builder.region(builder.max_blocks, 0)
     builder.shape.roles[exit_block] = STOP
     return builder.shape
 
 
 # Region kinds, in order of simplicity: a 0 choice is a single block.
-_SINGLE, _SEQ, _IF, _IFELSE, _LOOP, _UNSTRUCTURED = range(6)
-_WEIGHTS = {_SINGLE: 2, _SEQ: 4, _IF: 2, _IFELSE: 3, _LOOP: 3, _UNSTRUCTURED: 2}
-_MIN_BLOCKS = {_SINGLE: 1, _SEQ: 2, _IF: 3, _IFELSE: 4, _LOOP: 3, _UNSTRUCTURED: 3}
+SINGLE, SEQ, IF, IFELSE, LOOP, UNSTRUCTURED = range(6)
+_WEIGHTS = {SINGLE: 2, SEQ: 4, IF: 2, IFELSE: 3, LOOP: 3, UNSTRUCTURED: 2}
+_MIN_BLOCKS = {SINGLE: 1, SEQ: 2, IF: 3, IFELSE: 4, LOOP: 3, UNSTRUCTURED: 3}
 
 
-class _ShapeBuilder:
+class ShapeBuilder:
     """Builds a `CFGShape` region by region. `WEIGHTS` are the region kinds' weights
     (`pressure_shapes` builds with its own): a kind of weight 0 or absent is never drawn,
     a loop only where another may still nest, an unstructured region three times as often
@@ -123,8 +123,8 @@ class _ShapeBuilder:
         self.max_blocks = max_blocks
         self.max_loop_depth = depth
         self.shape = CFGShape()
-        allowed = {_SINGLE: True, _SEQ: True, _IF: features.branches, _IFELSE: features.branches,
-                   _LOOP: features.loops, _UNSTRUCTURED: features.unstructured}  # fmt: skip
+        allowed = {SINGLE: True, SEQ: True, IF: features.branches, IFELSE: features.branches,
+                   LOOP: features.loops, UNSTRUCTURED: features.unstructured}  # fmt: skip
         self.kinds = [kind for kind, ok in allowed.items() if ok]
         self._tables: dict[tuple[int, bool], Weighted] = {}
 
@@ -145,9 +145,9 @@ class _ShapeBuilder:
         if table is None:
             pairs = []
             for kind in self.kinds:
-                fits = _MIN_BLOCKS[kind] <= budget and (may_loop or kind != _LOOP)
+                fits = _MIN_BLOCKS[kind] <= budget and (may_loop or kind != LOOP)
                 weight = self.WEIGHTS.get(kind, 0)
-                if kind == _UNSTRUCTURED and self.features.irreducible:
+                if kind == UNSTRUCTURED and self.features.irreducible:
                     weight *= 3  # asked for irreducible CFGs: make their regions common
                 pairs.append((kind, weight if fits else 0))
             table = self._tables[key] = Weighted(pairs)
@@ -158,27 +158,27 @@ class _ShapeBuilder:
         source = self.source
         kind = source.pick(self.table(budget, depth < self.max_loop_depth))
         start = len(self.shape.succs)
-        if kind == _SINGLE:
+        if kind == SINGLE:
             block = self.new()
             return block, block
-        if kind == _SEQ:
+        if kind == SEQ:
             first_entry, first_exit = self.region(1 + source.below(budget - 1), depth)
             used = len(self.shape.succs) - start
             second_entry, second_exit = self.region(budget - used, depth)
             self.link(first_exit, [second_entry], JUMP)
             return first_entry, second_exit
-        if kind in (_IF, _IFELSE):
+        if kind in (IF, IFELSE):
             cond = self.new()
-            then_budget = budget - 2 if kind == _IF else 1 + source.below(budget - 3)
+            then_budget = budget - 2 if kind == IF else 1 + source.below(budget - 3)
             then_entry, then_exit = self.region(then_budget, depth)
             targets = [then_entry]
-            if kind == _IFELSE:
+            if kind == IFELSE:
                 used = len(self.shape.succs) - start
                 else_entry, else_exit = self.region(budget - used - 1, depth)
                 targets.append(else_entry)
             join = self.new()
             self.link(then_exit, [join], JUMP)
-            if kind == _IFELSE:
+            if kind == IFELSE:
                 self.link(else_exit, [join], JUMP)
             else:
                 targets.append(join)
@@ -186,7 +186,7 @@ class _ShapeBuilder:
                 targets.reverse()
             self.link(cond, targets, BRANCH)
             return cond, join
-        if kind == _LOOP:
+        if kind == LOOP:
             return self.loop(budget, depth)
         return self.unstructured(budget, depth)
 

@@ -11,7 +11,7 @@ export), with a source that is
   in a later block, or by an out-of-SSA copy of a phi at the block's end: the pass must
   decline).
 
-Plugged in by `operations.emitter_pairs` through `conversion_pairs`.
+Plugged in by `families.emitter_pairs` through `conversion_pairs`.
 """
 
 from __future__ import annotations
@@ -72,5 +72,5 @@ def e_narrowing(em):
 
 
 def conversion_pairs(f) -> list:
-    """(emitter, weight) pairs for `operations.emitter_pairs`."""
+    """(emitter, weight) pairs for `families.emitter_pairs`."""
     return [(e_narrowing, 3 * f.conversions * f.values16)]

@@ -42,7 +42,7 @@ place, offered as a recent compare (the old behaviour: the branch may or may not
 A compare more than 5 instructions before its branch in the same block is fused correctly
 by the unbounded walk (the other checks still hold over the longer stretch), so only the
 loop phi tells the unbounded walk apart (see docs/exec-compare-fusion.md). Plugged in by
-`operations.emitter_pairs` through `exec_cmp_pairs`.
+`families.emitter_pairs` through `exec_cmp_pairs`.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from agxir.ir import Instruction, Operand
 from agxir.opcodes import OPCODES
 from fuzz.generate.cfg_shapes import BRANCH, GUARD
 from fuzz.generate.operations import immediate
+from fuzz.generate.phi_kinds import CARRIED, DATA
 
 R = OPCODES
 COMPARE_SIZES = (16, 32)
@@ -137,13 +138,11 @@ def _data_phis(em, b: int) -> list[int]:
     entries = getattr(em, "phis", None)
     if entries is None:
         return []
-    from fuzz.generate.program import _CARRIED, _DATA  # the builder's own kinds
-
     read = {src.ref for ins in em.ins for src in ins.srcs}
     return [
         i
         for i, (phi, kind) in enumerate(entries[b])
-        if kind in (_DATA, _CARRIED) and phi.dest.size in COMPARE_SIZES and phi.dest not in read
+        if kind in (DATA, CARRIED) and phi.dest.size in COMPARE_SIZES and phi.dest not in read
     ]
 
 
@@ -157,8 +156,6 @@ def loop_phi(em, b: int, phi: Instruction) -> None:
 def _phi(em, b: int, i: int | None = None):
     """A data phi fed by a compare at the end of its finished, jumping predecessor; in a
     loop header, the latch feeds it the inverse compare (`program._Program.loop_step`)."""
-    from fuzz.generate.program import _CARRIED, _DATA
-
     below = em.below
     if i is None:
         candidates = _data_phis(em, b)
@@ -187,9 +184,9 @@ def _phi(em, b: int, i: int | None = None):
         # branch): the latch computes the inverse compare, so the phi alternates with each
         # iteration where a compare fused from the preheader would not.
         em.exec_phis[id(phi)] = ([x, y], attrs)
-        em.phis[b][i] = (phi, _CARRIED)
+        em.phis[b][i] = (phi, CARRIED)
     else:
-        em.phis[b][i] = (phi, _DATA)  # not carried: the latch would read it, keeping it live
+        em.phis[b][i] = (phi, DATA)  # not carried: the latch would read it, keeping it live
     op = Operand(phi.dest)
     _offer(em, op, True)
     return op
@@ -233,5 +230,5 @@ def finish_block(em) -> Operand | None:
 
 
 def exec_cmp_pairs(f) -> list:
-    """(emitter, weight) pairs for `operations.emitter_pairs`."""
+    """(emitter, weight) pairs for `families.emitter_pairs`."""
     return [(e_exec_cmp, WEIGHT * f.compares * f.branch_fusion)]

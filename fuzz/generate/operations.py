@@ -16,12 +16,10 @@ read input buffers at bounded, thread-dependent indices; stores write slot
 
 from __future__ import annotations
 
-import functools
-
 from agxir.ir import Immediate, Instruction, Operand, Uniform, Value
 from agxir.opcodes import OPCODES
 from agxir.opcodes.spec import ADDR, AT_MOST_DEST, FIMM8, SAME_AS_DEST, Opcode
-from fuzz.generate.choices import ChoiceSource, Weighted
+from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.features import Features
 
 SITES = 8  # store slots per thread in the output buffer
@@ -579,14 +577,9 @@ class Emitter:
         return self.emit(R["device_store"], 0, [value, base, index], {"fmt": name, "shift": shift})
 
 
-@functools.lru_cache(maxsize=256)
-def emitter_table(features: Features) -> Weighted:
-    """The weighted opcode families of a program; a 0 choice is a plain `iadd`."""
-    return Weighted(emitter_pairs(features))
-
-
-def emitter_pairs(features: Features) -> list:
-    """(emitter, weight) pairs of the opcode families (`addresses` adds its own)."""
+def base_pairs(features: Features) -> list:
+    """(emitter, weight) pairs of this module's opcode families; `fuzz.generate.families`
+    adds the shape modules' and `addresses` the array accesses."""
     f = features
     E = Emitter
 
@@ -610,10 +603,4 @@ def emitter_pairs(features: Features) -> list:
         (E.e_get_sr, 1),
         (E.e_cmpsel_fusion, 4 * f.cmpsel_fusion), (E.e_mov_chain, 3 * f.mov_chains),
     ]  # fmt: skip
-    # The shape modules build on this one, so they are imported here, not at the top.
-    from fuzz.generate.conversion_shapes import conversion_pairs
-    from fuzz.generate.exec_cmp_shapes import exec_cmp_pairs
-    from fuzz.generate.optimizer_shapes import optimizer_pairs
-    from fuzz.generate.schedule_shapes import schedule_pairs
-
-    return pairs + optimizer_pairs(f) + exec_cmp_pairs(f) + conversion_pairs(f) + schedule_pairs(f)
+    return pairs

@@ -268,7 +268,7 @@ def _uadd_sat(em):
 
 
 def optimizer_pairs(f) -> list:
-    """(emitter, weight) pairs for `operations.emitter_pairs`."""
+    """(emitter, weight) pairs for `families.emitter_pairs`."""
     return [
         (e_float_move, 3 * f.floats), (e_imm_source, 2 * f.int_arith),
         (e_not_use, f.bit_ops), (e_shift_add, f.int_arith), (e_extension, f.conversions),

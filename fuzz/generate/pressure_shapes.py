@@ -39,19 +39,19 @@ from __future__ import annotations
 from agxir.ir import Instruction, Operand
 from agxir.opcodes import OPCODES
 from fuzz.generate.cfg_shapes import (
-    _IF,
-    _IFELSE,
-    _LOOP,
-    _SEQ,
-    _SINGLE,
-    _UNSTRUCTURED,
     BRANCH,
+    IF,
+    IFELSE,
     JUMP,
     LATCH,
+    LOOP,
+    SEQ,
+    SINGLE,
     STOP,
+    UNSTRUCTURED,
     CFGShape,
     Loop,
-    _ShapeBuilder,
+    ShapeBuilder,
 )
 from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.features import Features
@@ -62,10 +62,10 @@ _PHI = R["phi"]
 # Region kinds of a pressure CFG: loops (the rotating phi groups of their headers are the
 # cycles and swaps) and ifs without an else (critical edges) first; unstructured regions
 # now and then (their guarded back edges are where a loop breaks from inside an if).
-_WEIGHTS = {_SINGLE: 1, _SEQ: 4, _IF: 5, _IFELSE: 1, _LOOP: 8, _UNSTRUCTURED: 1}
+_WEIGHTS = {SINGLE: 1, SEQ: 4, IF: 5, IFELSE: 1, LOOP: 8, UNSTRUCTURED: 1}
 
 
-class _PressureShapes(_ShapeBuilder):
+class _PressureShapes(ShapeBuilder):
     """`cfg_shapes`' builder with the region kinds of `_WEIGHTS`."""
 
     WEIGHTS = _WEIGHTS

@@ -50,6 +50,7 @@ from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.exec_cmp_shapes import finish_block, loop_phi
 from fuzz.generate.features import Features
 from fuzz.generate.operations import IMM0, OUTPUT_BYTES, immediate, plans
+from fuzz.generate.phi_kinds import CARRIED, COUNTER, DATA, ENTRY, GUARD_COUNTER, ROTATED
 
 __all__ = ["generate_program", "INPUT_BUFFER_SIZES"]
 
@@ -62,8 +63,6 @@ PRESSURE_BLOCKS = 4  # eighths of the blocks a pressure program may have (its sh
 PRESSURE_MIN_SIZE = 40  # smaller programs have no room for the pressure shapes
 R = OPCODES
 _PHI, _JUMP, _STOP = R["phi"], R["jump"], R["stop"]
-# Kinds of pre-created phis (the last two: pressure_shapes' rotating groups and join phis).
-_DATA, _CARRIED, _COUNTER, _GUARD_COUNTER, _ROTATED, _ENTRY = range(6)
 # Rows that can compute a loop-carried value from the phi (the phi as the first source).
 _CARRY_ROWS = {
     16: ("iadd", "bitop", "imul", "fadd", "fmul", "imad", "ffma", "asr"),
@@ -228,19 +227,19 @@ class _Program(AddressEmitter):
             if header:
                 state.size = 16 if 16 in self.sizes and below(4) == 3 else 32
                 state.phi = self.new_phi(state.size, incoming)
-                self.phis[b].append((state.phi, _COUNTER))
+                self.phis[b].append((state.phi, COUNTER))
                 if self.exec_header(state):
                     # First, so RA places it first: in the register of its preheader compare
                     # (its web's), which a phi placed before it would take.
                     phi = self.exec_headers[b] = self.new_phi(32, incoming)
-                    self.phis[b].insert(0, (phi, _CARRIED))
+                    self.phis[b].insert(0, (phi, CARRIED))
             region = shape.region_of[b]
             if region is not None and region.back_edges and b != region.blocks[0]:
-                self.phis[b].append((self.new_phi(32, incoming), _GUARD_COUNTER))
+                self.phis[b].append((self.new_phi(32, incoming), GUARD_COUNTER))
             if self.pressure:
                 self.pressure_phis(b, incoming, header)
             if f.phis:
-                kind = _CARRIED if header else _DATA
+                kind = CARRIED if header else DATA
                 for _ in range(below(3) + (header and below(2))):
                     size = self.any_size()
                     self.phis[b].append((self.new_phi(size, incoming), kind))
@@ -251,9 +250,9 @@ class _Program(AddressEmitter):
             groups = self.rotations[b] = pressure.header_phis(self, incoming)
             for group in groups:
                 self.rotates.update(pressure.rotation(group))
-                self.phis[b] += [(phi, _ROTATED) for phi in group]
+                self.phis[b] += [(phi, ROTATED) for phi in group]
         else:
-            self.phis[b] += [(phi, _ENTRY) for phi in pressure.join_phis(self, incoming)]
+            self.phis[b] += [(phi, ENTRY) for phi in pressure.join_phis(self, incoming)]
 
     def exec_header(self, state: _LoopState) -> bool:
         """A top-level do-while whose header starts an if: where exec_cmp_shapes' loop phi
@@ -304,14 +303,14 @@ class _Program(AddressEmitter):
             self.ins.append(phi)
             op = Operand(phi.dest)
             pools[phi.dest.size].append(op)
-            if kind == _GUARD_COUNTER:
+            if kind == GUARD_COUNTER:
                 self.c_in[b] = op
-            elif kind == _COUNTER:
+            elif kind == COUNTER:
                 self.note_counter(self.loop_at[b], op)
         if counted and b not in self.c_in:
             self.c_in[b] = IMM0 if b == region.blocks[0] else self.c_out[self.preds[b][0]]
         for phi, kind in self.phis[b]:
-            if kind == _ENTRY:
+            if kind == ENTRY:
                 pressure.observe(self, Operand(phi.dest))
         held = self.held.pop(b, None)
         if held:
@@ -380,18 +379,18 @@ class _Program(AddressEmitter):
                 continue
             k = self.preds[s].index(b)
             for phi, kind in entries:
-                if kind == _COUNTER:
+                if kind == COUNTER:
                     state = self.loop_at[s]
                     phi.srcs[k] = state.start if b == state.loop.pre else state.next
-                elif kind == _GUARD_COUNTER:
+                elif kind == GUARD_COUNTER:
                     phi.srcs[k] = self.c_out[b]
-                elif kind == _ROTATED and self.loop_at[s].loop.latch == b:
+                elif kind == ROTATED and self.loop_at[s].loop.latch == b:
                     partner = self.phi_next.get(id(phi))
                     phi.srcs[k] = partner or Operand(self.rotates[id(phi)].dest)
-                elif kind in (_ROTATED, _ENTRY):
+                elif kind in (ROTATED, ENTRY):
                     phi.srcs[k] = pressure.entry_source(self, phi.dest.size)
                 else:
-                    carried = self.phi_next.get(id(phi)) if kind == _CARRIED else None
+                    carried = self.phi_next.get(id(phi)) if kind == CARRIED else None
                     phi.srcs[k] = carried or self.phi_source(phi.dest.size)
 
     def phi_source(self, size: int) -> Operand:
@@ -447,7 +446,7 @@ class _Program(AddressEmitter):
                 attrs = {**attrs, "inv": attrs["inv"] ^ 1}
                 self.phi_next[id(phi)] = self.emit(R["icmp"], phi.dest.size, srcs, attrs)
                 continue
-            if kind != _CARRIED or not self.below(8):
+            if kind != CARRIED or not self.below(8):
                 continue
             size = phi.dest.size
             rows = [name for name in _CARRY_ROWS[size] if self.allowed(name)] or ["iadd"]

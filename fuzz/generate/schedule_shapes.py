@@ -39,5 +39,5 @@ def e_reload(em):
 
 
 def schedule_pairs(f) -> list:
-    """(emitter, weight) pairs for `operations.emitter_pairs`."""
+    """(emitter, weight) pairs for `families.emitter_pairs`."""
     return [(e_reload, f.loads * f.stores)]

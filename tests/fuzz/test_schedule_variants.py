@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-import fuzz.generate.operations as operations
+import fuzz.generate.families as families
 from agxir.passes.pressure_schedule import PASS
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig
@@ -24,7 +24,7 @@ RIGHT = PassUnderTest(PASS.name, PASS.run, ("--passes", PASS.name))
 
 
 def test_the_generator_makes_reload_shapes():
-    assert (e_reload, schedule_pairs(Features())[0][1]) in operations.emitter_pairs(Features())
+    assert (e_reload, schedule_pairs(Features())[0][1]) in families.emitter_pairs(Features())
 
 
 def _first_finding(variant, programs: int = 400):
