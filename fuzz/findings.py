@@ -13,12 +13,17 @@ import hashlib
 import json
 import os
 import shlex
+import socket
+import sys
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from fuzz.corpus.db import DBError
 from fuzz.harness import Finding
 from fuzz.processes import recorded_memory_limit
+from oracles.inputs import InputSet
 
 
 def _umask() -> int:
@@ -108,8 +113,6 @@ class FindingStore:
             return path.read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             pass
-        import socket
-        import uuid
 
         tag = f"{socket.gethostname()}:{self.directory.resolve()}#{uuid.uuid4().hex[:8]}"
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -140,8 +143,6 @@ def finding_record(finding: Finding, *, seed, index, shard, flags) -> bytes:
 
 def finding_from_record(record: bytes) -> tuple[Finding, dict]:
     """The finding a record holds, and the record (seed, program_index, shard, flags)."""
-    from oracles.inputs import InputSet
-
     data = json.loads(record)
     input_set = InputSet.from_json(data["input_set"]) if data.get("input_set") else None
     finding = Finding(data["pass"], data["oracle"], data["message"], tuple(data["pipeline"]),
@@ -157,7 +158,6 @@ def write_claimed(db, store: FindingStore, finding: Finding, *, seed, index, sha
     (`restore_unwritten`). With no database, the files are simply written."""
     if db is None:
         return store.write(finding, seed=seed, index=index, shard=shard)
-    from fuzz.corpus.db import DBError
 
     flags = list(store.replay_flags(finding))
     signature = finding.signature
@@ -179,8 +179,6 @@ def write_claimed(db, store: FindingStore, finding: Finding, *, seed, index, sha
 
 
 def _warn(message: str) -> None:
-    import sys
-
     print(f"agxfuzz: warning: {message}", file=sys.stderr, flush=True)
 
 
@@ -188,8 +186,6 @@ def restore_unwritten(db, store: FindingStore) -> list[FindingFiles]:
     """Write the findings `db` recorded whose files nobody wrote: those this directory
     claimed (a run here was killed between claim and write) and those nobody claimed (killed
     between record and claim: claimed now). Another machine's claim is left to it."""
-    from fuzz.corpus.db import DBError
-
     restored = []
     try:
         for signature, record in db.finding_records():

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from xml.etree import ElementTree
 
+from agxir.machine.paths import PATHS
 from fuzz.campaign import CampaignResult
 from fuzz.findings import write_atomically
 
@@ -58,8 +60,6 @@ def json_report(result: CampaignResult, seed: int, units: list[str]) -> dict:
 def pressure_paths_report(stats) -> dict:
     """Programs that reached the machine level, and how many of them took each path the
     machine passes count (agxir.machine.paths; every path listed, 0 included)."""
-    from agxir.machine.paths import PATHS
-
     return {
         "machine_programs": stats.machine_programs,
         "reached": {path: stats.pressure_paths.get(path, 0) for path in PATHS},
@@ -97,16 +97,12 @@ def guidance_report(result: CampaignResult) -> dict | None:
 
 
 def write_json_report(path: str, report: dict) -> None:
-    from pathlib import Path
-
     write_atomically(Path(path), json.dumps(report, indent=1) + "\n")
 
 
 def write_junit(path: str, result: CampaignResult, units: list[str]) -> None:
     """One test case per pass under test (and one for the input oracles); a finding is a
     failure of its pass's case."""
-    from pathlib import Path
-
     names = ["(input)", *units]
     failures = {name: [] for name in names}
     for finding, files in result.findings:
@@ -165,16 +161,12 @@ def sarif_document(results: list[dict], rules: dict[str, str], version: str) -> 
 
 
 def sarif_location(path, line: int) -> dict:
-    from pathlib import Path
-
     return {"physicalLocation": {"artifactLocation": {"uri": Path(path).as_posix()},
                                  "region": {"startLine": line}}}
 
 
 def sarif_log(findings, version: str) -> dict:
     """One result per finding, located at its reproducer's function."""
-    from pathlib import Path
-
     results = []
     for finding, files in findings:
         locations = []
@@ -199,6 +191,4 @@ def write_sarif(path: str, findings, version: str) -> None:
 
 
 def write_sarif_document(path: str, document: dict) -> None:
-    from pathlib import Path
-
     write_atomically(Path(path), json.dumps(document, indent=1) + "\n")

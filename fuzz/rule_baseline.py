@@ -28,9 +28,14 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from agxir.passes import RULE_TABLES
+from fuzz.findings import write_atomically
+from fuzz.harness import Finding
 
 FORMAT = 1
 MIN_EXPECTED_HITS = 5.0  # P(no hit | the baseline's rate) = e^-5 < 1%
@@ -44,8 +49,6 @@ class BaselineError(Exception):
 def rule_rates(stats, units: Iterable[str], seed: int | None = None) -> dict:
     """The baseline of a run: its program count and every rule's hits, per rule-table pass
     among `units` (the names of the passes under test)."""
-    from agxir.passes import RULE_TABLES
-
     units = list(units)
     programs = stats.programs
     rules: dict[str, dict] = {}
@@ -63,8 +66,6 @@ def rule_rates(stats, units: Iterable[str], seed: int | None = None) -> dict:
 
 
 def write_rates(path: str, rates: dict) -> None:
-    from fuzz.findings import write_atomically
-
     write_atomically(Path(path), json.dumps(rates, indent=1) + "\n")
 
 
@@ -137,8 +138,6 @@ class Judgement:
 def judge(baseline: dict, stats, units: Iterable[str]) -> Judgement:
     """The rules of `baseline` that fired there and never in this run (`stats`), among the
     passes under test now (`units`), with at least MIN_EXPECTED_HITS expected."""
-    from agxir.passes import RULE_TABLES
-
     units = set(units)
     programs, base_programs = stats.programs, baseline["programs"]
     missed, undecided = [], []
@@ -163,8 +162,6 @@ def judge(baseline: dict, stats, units: Iterable[str]) -> Judgement:
 def missed_rule_findings(judgement: Judgement, replay: str):
     """One finding per missed rule, with `replay` (the command that runs the check again)
     as its files' command: (Finding, MissedRuleFiles) pairs as the campaign's findings are."""
-    from fuzz.harness import Finding
-
     return [
         (Finding(missed.pass_name, ORACLE, missed.message, (missed.pass_name,), ""),
          MissedRuleFiles(replay))
@@ -184,8 +181,6 @@ class MissedRuleFiles:
 
 def replay_command(seed: int, programs: int, flags: Iterable[str], baseline: str) -> str:
     """`agxfuzz run` again on the same programs, judged against the same baseline."""
-    import shlex
-
     return " ".join(["agxfuzz", "run", "--seed", str(seed), "--examples", str(programs),
                      *(shlex.quote(flag) for flag in flags),
                      "--expect-rules", shlex.quote(str(Path(baseline).resolve()))])

@@ -13,13 +13,14 @@ is a rule list; `--lists` picks some by name. Problems with the file itself rais
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import traceback
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agxir.nir.pattern import PatternError, Rule, parse_rule
+from agxir.nir.pattern import PatternError, Rule, UnsupportedPattern, parse_rule
 
 MODULE_NAME = "nir_rules_under_audit"
 
@@ -52,8 +53,6 @@ class RuleFile:
 
 
 def _type_sizes(type_: str) -> list[int]:
-    import re
-
     found = re.match(r"(int|uint|float|bool)(\d+)?$", type_)
     if found and found.group(2):
         return [int(found.group(2))]
@@ -177,8 +176,6 @@ def load_rule_file(path: str, wanted: list[str] | None = None) -> RuleFile:
 
 
 def _parse(entry, list_name: str, index: int, line: int | None) -> Rule | BadRule:
-    from agxir.nir.pattern import UnsupportedPattern
-
     try:
         return parse_rule(entry, list_name, index, line)
     except UnsupportedPattern as error:

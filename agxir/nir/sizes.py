@@ -15,7 +15,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from agxir.nir.ops import NIR_OPS, type_base, type_size
-from agxir.nir.pattern import Const, Expr, Node, Rule, Var
+from agxir.nir.pattern import Const, Expr, Node, Rule, Var, expressions
 
 TYPE_SIZES = {"int": (1, 8, 16, 32, 64), "uint": (1, 8, 16, 32, 64), "float": (16, 32, 64),
               "bool": (1, 8, 16, 32)}
@@ -178,8 +178,6 @@ def is_float_rule(rule: Rule) -> bool:
 
 
 def _all_expressions(rule: Rule):
-    from agxir.nir.pattern import expressions
-
     yield from expressions(rule.search)
     yield from expressions(rule.replace)
 

@@ -14,19 +14,29 @@ if any rule timed out, else 0. `--json FILE` writes the same results as JSON.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 import time
+from pathlib import Path
+from xml.etree import ElementTree
 
+import agxir.passes as passes
+from agxir.passes import PASSES
+from fuzz import VERSION
+from fuzz.campaign import default_jobs
 from fuzz.commands.errors import UsageError
+from fuzz.commands.nir_audit import run_nir_audit
+from fuzz.findings import write_atomically
+from fuzz.reports import sarif_document, sarif_location, write_sarif_document
+from oracles.smt.audit_pool import prove_rules
+from oracles.smt.proof_cache import ProofCache, default_cache_dir
 
 DEFAULT_TIMEOUT_MS = 2000
 COLUMNS = ("pass", "rule", "instances", "verdict", "median ms", "max ms")
 
 
 def _tables(names: list[str] | None) -> dict:
-    import agxir.passes as passes
-
     tables = passes.RULE_TABLES
     if not names:
         return dict(tables)
@@ -137,14 +147,10 @@ def run_audit(args) -> int:
                 args, "sarif", None):
             raise UsageError("agxfuzz audit: --nir cannot be combined with --pass, --junit "
                              "or --sarif")
-        from fuzz.commands.nir_audit import run_nir_audit
 
         return run_nir_audit(args)
     if getattr(args, "lists", None) or getattr(args, "sizes", None):
         raise UsageError("agxfuzz audit: --lists and --sizes need --nir FILE")
-    from fuzz.campaign import default_jobs
-    from oracles.smt.audit_pool import prove_rules
-    from oracles.smt.proof_cache import ProofCache, default_cache_dir
 
     timeout_ms = getattr(args, "timeout", None) or DEFAULT_TIMEOUT_MS
     if timeout_ms < 1:
@@ -194,10 +200,6 @@ def run_audit(args) -> int:
 def _rule_location(pass_name: str):
     """The pass module that declares the rule (rules are built in code, often in loops,
     so the module is the honest granularity)."""
-    import inspect
-
-    from agxir.passes import PASSES
-
     found = PASSES.get(pass_name)
     module = inspect.getmodule(found.run) if found else None
     return module.__file__ if module else None
@@ -205,11 +207,6 @@ def _rule_location(pass_name: str):
 
 def _write_junit(path: str, proofs) -> None:
     """A test case per rule: a counterexample or error fails it, a timeout skips it."""
-    from pathlib import Path
-    from xml.etree import ElementTree
-
-    from fuzz.findings import write_atomically
-
     suite = ElementTree.Element(
         "testsuite", name="agxfuzz.audit", tests=str(len(proofs)),
         failures=str(sum(p.verdict in ("counterexample", "error") for p in proofs)),
@@ -228,9 +225,6 @@ def _write_junit(path: str, proofs) -> None:
 
 
 def _write_sarif(path: str, proofs) -> None:
-    from fuzz import VERSION
-    from fuzz.reports import sarif_document, sarif_location, write_sarif_document
-
     results = []
     for proof in proofs:
         if proof.verdict == "verified":

@@ -4,14 +4,13 @@ a crash cannot take the command down with."""
 from __future__ import annotations
 
 from fuzz.commands.isolation import check_isolated, pass_memory
+from fuzz.commands.loaders import load_function, seeded_input_sets, writable_directory
 from fuzz.commands.units import replay_flags, units_under_test
+from fuzz.findings import FindingStore
+from fuzz.harness import Harness
 
 
 def check_command(args) -> int:
-    from fuzz.commands.loaders import load_function, seeded_input_sets, writable_directory
-    from fuzz.findings import FindingStore
-    from fuzz.harness import Harness
-
     fn = load_function(args.file)
     writable_directory(args.out, "--out")  # now, not after a finding was found
     units, pipelines = units_under_test(args, fn.level)

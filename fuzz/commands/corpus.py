@@ -9,14 +9,19 @@ and nothing is imported.
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 from fuzz.commands.errors import UsageError
+from fuzz.commands.loaders import read_text
+from fuzz.corpus.db import DBError, open_db
+from fuzz.corpus.entry import CorpusEntry, EntryError
+from fuzz.findings import FindingStore, finding_from_record, write_atomically
+from fuzz.generate import GENERATOR_VERSION
 
 
 def run_corpus(args) -> int:
-    from fuzz.corpus.db import DBError, open_db
-
     try:
         db = open_db(args.db, read_only=args.action != "import")
     except DBError as error:
@@ -31,8 +36,6 @@ def run_corpus(args) -> int:
 
 
 def _list(db, args) -> int:
-    from fuzz.generate import GENERATOR_VERSION
-
     entries = db.corpus_entries()
     print(f"corpus in {db.location}: {len(entries)} entries of generator version "
           f"{GENERATOR_VERSION}")
@@ -53,14 +56,11 @@ def _all_entries(db) -> list:
 
 
 def _export(db, args) -> int:
-    from fuzz.findings import write_atomically
-
     entries = _all_entries(db)
     text = "".join(entry.to_bytes().decode() + "\n" for entry in entries)
     if args.out == "-":
         sys.stdout.write(text)
         return 0
-    from pathlib import Path
 
     try:
         write_atomically(Path(args.out), text)
@@ -71,9 +71,6 @@ def _export(db, args) -> int:
 
 
 def _import(db, args) -> int:
-    from fuzz.commands.loaders import read_text
-    from fuzz.corpus.entry import CorpusEntry, EntryError
-
     entries = []
     for number, line in enumerate(read_text(args.file).splitlines(), 1):
         if not line.strip():
@@ -89,8 +86,6 @@ def _import(db, args) -> int:
 
 
 def _findings(db, args) -> int:
-    import json
-
     records = db.finding_records()
     print(f"findings in {db.location}: {len(records)}")
     for signature, record in records:
@@ -112,8 +107,6 @@ def _findings(db, args) -> int:
 def _write_findings(records, out: str) -> None:
     """A local copy of the shared findings: each record's files, as its run wrote them (its
     replay flags kept). Claims are not touched: the copy is nobody's to own."""
-    from fuzz.findings import FindingStore, finding_from_record
-
     store = FindingStore(out, lambda finding: [])
     count = 0
     for _, record in records:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sys
 
+from agxir.text import print_function
 from fuzz.commands.errors import InvalidProgram, one_line_errors
 from fuzz.commands.loaders import load_function
 
 
 def run_fmt(args) -> int:
-    from agxir.text import print_function
-
     try:
         fn = load_function(args.file, verified=False, interpreted=False)
     except InvalidProgram as error:

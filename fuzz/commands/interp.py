@@ -15,6 +15,8 @@ import sys
 
 from fuzz.commands.errors import UsageError
 from fuzz.commands.loaders import input_sets_for, load_function, parse_input_spec
+from oracles.interp import DEFAULT_FUEL, CompiledFunction
+from oracles.machine import CompiledWave
 
 
 def _outcome_json(outcome) -> dict:
@@ -87,9 +89,6 @@ def _memory_requests(fn, specs: list[str]) -> list[tuple[str, int, int | None]]:
 
 
 def run_interp(args) -> int:
-    from oracles.interp import DEFAULT_FUEL, CompiledFunction
-    from oracles.machine import CompiledWave
-
     fn = load_function(args.file)
     memory = _memory_requests(fn, getattr(args, "memory", None) or [])
     given = getattr(args, "input", None)

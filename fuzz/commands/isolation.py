@@ -5,7 +5,7 @@ death: `fuzz.processes.check_supervised`, its harness bugs reported as internal 
 from __future__ import annotations
 
 from fuzz.commands.errors import InternalError, UsageError
-from fuzz.processes import HANG_GRACE
+from fuzz.processes import HANG_GRACE, PASS_MEMORY_FLOOR_MB, HarnessError, check_supervised
 
 PASS_MEMORY_MB = 4096  # what a pass may add to its process's address space (check, repro)
 
@@ -14,8 +14,6 @@ def check_isolated(harness, fn, pipelines, *, memory_mb: int | None = PASS_MEMOR
     """`harness.check` in a forked child: a pass that exits, kills its process, defeats
     its deadline or outgrows its memory is a finding, never a green check nor a `check`
     that exits with the pass's status."""
-    from fuzz.processes import HarnessError, check_supervised
-
     try:
         return check_supervised(harness, fn, pipelines, memory_mb=memory_mb,
                                 hang_grace=HANG_GRACE)
@@ -27,8 +25,6 @@ def check_isolated(harness, fn, pipelines, *, memory_mb: int | None = PASS_MEMOR
 def pass_memory(args) -> int:
     """--pass-memory, refused (exit 2) below the floor: the limit is what a pass may add to
     its process's address space, and no pass runs in less."""
-    from fuzz.processes import PASS_MEMORY_FLOOR_MB
-
     megabytes = getattr(args, "pass_memory", None) or PASS_MEMORY_MB
     if megabytes < PASS_MEMORY_FLOOR_MB:
         raise UsageError(f"agxfuzz: --pass-memory {megabytes}: below the floor of "

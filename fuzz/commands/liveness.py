@@ -16,8 +16,10 @@ printed and the command exits 1 with the first difference.
 
 from __future__ import annotations
 
+from agxir.liveness import Liveness
 from fuzz.commands.errors import UsageError, UserError
 from fuzz.commands.loaders import load_function
+from oracles.liveness_reference import compare_liveness
 
 
 def _names(values, order: dict) -> str:
@@ -27,9 +29,6 @@ def _names(values, order: dict) -> str:
 
 
 def run_liveness(args) -> int:
-    from agxir.liveness import Liveness
-    from oracles.liveness_reference import compare_liveness
-
     fn = load_function(args.file, interpreted=False)
     if fn.level != "ssa":
         raise UsageError(f"{args.file}: liveness is computed for SSA functions; this one is "

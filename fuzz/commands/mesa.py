@@ -45,6 +45,7 @@ def add_agree_parser(actions) -> None:
 
 
 def run_mesa(args) -> int:
+    # The Mesa bridge's modules are loaded late, each only by the action that needs it.
     if getattr(args, "mesa_action", "build") == "agree":  # the model against Mesa
         from fuzz.mesa.agree_report import run_agree_command
 

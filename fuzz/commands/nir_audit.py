@@ -21,15 +21,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from agxir.nir import DEFAULT_SIZES, RuleFileError, load_rule_file
 from fuzz.commands.errors import UsageError
+from oracles.smt.nir import prove_rule
 
 DEFAULT_TIMEOUT_MS = 2000
 VERDICT_ORDER = ("verified", "counterexample", "unsupported", "timeout", "error")
 
 
 def parse_sizes(text: str | None) -> tuple[int, ...]:
-    from agxir.nir import DEFAULT_SIZES
-
     if not text:
         return DEFAULT_SIZES
     sizes = []
@@ -60,8 +60,6 @@ def _short(text: str, width: int = 90) -> str:
 
 
 def prove_file(rule_file, sizes, timeout_ms: int, progress=None) -> list:
-    from oracles.smt.nir import prove_rule
-
     results = []
     for rule in rule_file.rules():
         for result in prove_rule(rule, timeout_ms, sizes):
@@ -163,8 +161,6 @@ def exit_status(results) -> int:
 def run_nir_audit(args) -> int:
     """Arguments: `nir` (path), `lists`, `sizes` (comma-separated text or None), `timeout`
     (ms), `json` (path or None)."""
-    from agxir.nir import RuleFileError, load_rule_file
-
     timeout_ms = getattr(args, "timeout", None) or DEFAULT_TIMEOUT_MS
     sizes = parse_sizes(getattr(args, "sizes", None))
     try:

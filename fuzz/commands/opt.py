@@ -8,23 +8,22 @@ from __future__ import annotations
 
 import sys
 
+from agxir.machine.stats import function_stats
+from agxir.passes import UnknownPass
+from agxir.text import print_function
+from agxir.verifier import verify
 from fuzz.commands.errors import UsageError, UserError
+from fuzz.commands.loaders import load_function
+from fuzz.passes_under_test import registered
 
 
 def opt_command(args) -> int:
-    from agxir.passes import UnknownPass
-    from agxir.text import print_function
-    from agxir.verifier import verify
-    from fuzz.commands.loaders import load_function
-
     fn = load_function(args.file, interpreted=False)
     before = print_function(fn)
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
     if not names:
         raise UsageError(f"agxfuzz: -p {args.passes!r} names no pass")
     try:
-        from fuzz.passes_under_test import registered
-
         steps = [registered(name) for name in names]
         changes = [(step.name, step.run(fn)) for step in steps]
     except UnknownPass as error:
@@ -34,8 +33,6 @@ def opt_command(args) -> int:
     for name, changed in changes:
         print(f"; {name}: {'changed' if changed else 'no change'}")
     if getattr(args, "stats", False):
-        from agxir.machine.stats import function_stats
-
         if fn.level == "vreg":  # virtual registers: neither Mesa's demand nor an allocation
             print("; stats: none: --stats needs an allocated (machine-level) result or an "
                   "SSA or exec one (Mesa's demand); this pipeline ends at level vreg")

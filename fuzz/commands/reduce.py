@@ -22,7 +22,19 @@ import shlex
 import time
 from pathlib import Path
 
+from agxir.text import print_function
 from fuzz.commands.errors import UsageError, UserError
+from fuzz.commands.isolation import check_isolated, pass_memory
+from fuzz.commands.loaders import load_function, read_text, seeded_input_sets
+from fuzz.commands.repro import path_beside
+from fuzz.commands.units import units_under_test
+from fuzz.findings import write_atomically
+from fuzz.harness import ORACLES, Harness
+from fuzz.passes_under_test import replay_arguments
+from fuzz.processes import recorded_memory_limit
+from fuzz.reduce.deltas import Case
+from fuzz.reduce.reducer import Reducer, SameFailure, choose_failure, size_of
+from oracles.inputs import random_input_sets
 
 
 def default_out(path: str) -> Path:
@@ -65,8 +77,6 @@ def _pipeline_text(pipeline) -> str:
 
 
 def _replay(out: Path, pipeline, input_flags: list[str]) -> str:
-    from fuzz.passes_under_test import replay_arguments
-
     if not pipeline:  # the input's own liveness finding: `liveness` exits 1 while it fails
         return shlex.join(["agxfuzz", "liveness", str(out)])
     return shlex.join(["agxfuzz", "check", str(out), *replay_arguments(pipeline), *input_flags])
@@ -77,8 +87,6 @@ class _Writer:
     flags regenerate), with a header saying what it reproduces."""
 
     def __init__(self, args, out: Path, sidecar: Path, original, target) -> None:
-        from fuzz.reduce.reducer import size_of
-
         self.args = args
         self.out = out
         self.sidecar = sidecar
@@ -90,8 +98,6 @@ class _Writer:
 
     def input_flags(self, case) -> tuple[list[str], bool]:
         """Flags replaying `case`'s inputs, and whether they need the sidecar file."""
-        from oracles.inputs import random_input_sets
-
         args = self.args
         if args.inputs:
             if case.inputs == self.original.inputs:
@@ -110,11 +116,6 @@ class _Writer:
             raise UsageError(f"{self.out}: cannot write: {error.strerror or error}") from None
 
     def _write(self, case) -> str:
-        from agxir.text import print_function
-        from fuzz.findings import write_atomically
-        from fuzz.processes import recorded_memory_limit
-        from fuzz.reduce.reducer import size_of
-
         flags, sidecar = self.input_flags(case)
         if sidecar:
             data = [input_set.to_json() for input_set in case.inputs]
@@ -151,14 +152,10 @@ def _from_record(args) -> None:
     it: without --passes, --pass or --pass-cmd the record's flags are the pipeline. The
     finding's input set (`NAME.inputs.json`, as `run`, `check --out` and `reduce` write it)
     is used unless --inputs or --seed is given."""
-    import json
-
     path = Path(args.file)
     record_path = path if path.suffix == ".json" else path.with_suffix(".json")
     record = None
     if record_path.is_file():
-        from fuzz.commands.loaders import read_text
-
         try:
             record = json.loads(read_text(str(record_path)))
             if not (isinstance(record, dict) and isinstance(record.get("file"), str)
@@ -172,8 +169,6 @@ def _from_record(args) -> None:
                              "or the .json `run` wrote beside it)")
     else:
         if path.suffix == ".json":
-            from fuzz.commands.repro import path_beside
-
             args.file = path_beside(record["file"], record_path.parent)
             print(f"reproducer: {args.file} (from {record_path})")
         if args.passes is None and not args.python_passes and not args.pass_commands:
@@ -198,11 +193,6 @@ def _failure(args, fn, sets):
     """Check FILE as `check` would (the passes given in order, or the pipelines `check`
     runs for the file's level), each in a supervised child; the failure to keep and the
     pipeline (of passes under test) that shows it."""
-    from fuzz.commands.isolation import check_isolated, pass_memory
-    from fuzz.commands.units import units_under_test
-    from fuzz.harness import Harness
-    from fuzz.reduce.reducer import choose_failure
-
     units, pipelines = units_under_test(args, fn.level)
     given = args.passes is not None or args.python_passes or args.pass_commands
     runs = [units] if given else pipelines
@@ -218,12 +208,6 @@ def _failure(args, fn, sets):
 
 
 def run_reduce(args) -> int:
-    from fuzz.commands.isolation import pass_memory
-    from fuzz.commands.loaders import load_function, seeded_input_sets
-    from fuzz.harness import ORACLES
-    from fuzz.reduce.deltas import Case
-    from fuzz.reduce.reducer import Reducer, SameFailure, size_of
-
     if args.oracle is not None and args.oracle not in ORACLES:
         raise UsageError(
             f"agxfuzz reduce: unknown oracle {args.oracle!r}; oracles: {', '.join(ORACLES)}"

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 from fuzz.commands.errors import UsageError
+from fuzz.findings import write_atomically
+from fuzz.report import DotMissing, build_report, dot_program
 
 
 def require_dot(flag: str = "agxfuzz report") -> None:
     """UsageError (exit 2) naming `dot` when graphviz is missing."""
-    from fuzz.report import DotMissing, dot_program
-
     try:
         dot_program()
     except DotMissing as error:
@@ -41,9 +41,6 @@ def write_report(output: str | Path, directory: str | Path, *, records=None,
                  verbose: bool = False) -> None:
     """Build the report of `directory` (only `records`, when given) and write it to
     `output` atomically; one line says what was written."""
-    from fuzz.findings import write_atomically
-    from fuzz.report import DotMissing, build_report
-
     def progress(done: int, total: int, name: str) -> None:
         print(f"  [{done}/{total}] {name}", file=sys.stderr, flush=True)
 

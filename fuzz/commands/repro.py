@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+from pathlib import Path
+
 from fuzz.commands.errors import UsageError
 from fuzz.commands.isolation import PASS_MEMORY_MB, check_isolated
+from fuzz.commands.loaders import input_sets_for, load_function, read_text
 from fuzz.commands.units import units_under_test
+from fuzz.harness import Harness
 from fuzz.processes import recorded_memory_limit
 
 
 def repro_command(args) -> int:
     """Replay a finding's JSON record: exit 1 if it still fails the same way, 0 if it no
     longer fails, 4 if it now fails differently."""
-    import argparse
-    import json
-    from pathlib import Path
-
-    from fuzz.commands.loaders import input_sets_for, load_function, read_text
-    from fuzz.harness import Harness
-
     try:
         record = json.loads(read_text(args.finding))
         reproducer, flags = record["file"], record["flags"]
@@ -60,8 +59,6 @@ def repro_command(args) -> int:
 
 def path_beside(path: str, base) -> str:
     """A path from a record, or the same file name next to the record if it moved."""
-    from pathlib import Path
-
     if Path(path).exists():
         return path
     return str(Path(base) / Path(path).name)

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import random
 import sys
+import textwrap
 
+from agxir.machine.paths import PATHS
+from agxir.passes import RULE_TABLES
+from fuzz import VERSION
+from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
 from fuzz.commands.errors import UsageError
 from fuzz.commands.isolation import pass_memory
 from fuzz.commands.loaders import writable_output
+from fuzz.commands.report import require_dot, write_report
 from fuzz.commands.units import replay_flags, units_under_test
+from fuzz.corpus.db import DEFAULT_DB_NAME, DBError, open_db
+from fuzz.findings import FindingStore
+from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
+from fuzz.rule_baseline import BaselineError, expect_rules, load_baseline, rule_rates, write_rates
 
 
 def _print_summary(result, units, seed: int) -> None:
@@ -82,10 +92,6 @@ def _print_summary(result, units, seed: int) -> None:
 def _print_rule_hits(stats, units) -> None:
     """Per registered rule-table pass under test: how often each rule fired per 1,000
     programs, and the rules that never fired (a rule that silently stopped matching)."""
-    import textwrap
-
-    from agxir.passes import RULE_TABLES
-
     tables = [(u.name, RULE_TABLES[u.name]) for u in units if u.name in RULE_TABLES]
     if not tables or not stats.programs:
         return
@@ -107,10 +113,6 @@ def _print_rule_hits(stats, units) -> None:
 def _print_pressure_paths(stats) -> None:
     """How many of the programs that reached the machine level took each path the machine
     passes count (agxir.machine.paths): what the passes do under register pressure."""
-    import textwrap
-
-    from agxir.machine.paths import PATHS
-
     total = stats.machine_programs
     if not total:
         return
@@ -168,8 +170,6 @@ def _shard(text: str | None) -> tuple[int, int]:
 def _open_db(spec: str | None, store):
     """The campaign database `--db` names (default: OUT/.agxfuzz-db), its claims held in
     the name of the findings directory."""
-    from fuzz.corpus.db import DEFAULT_DB_NAME, DBError, open_db
-
     try:
         owner = store.identity()
         return open_db(spec or str(store.directory / DEFAULT_DB_NAME), owner=owner)
@@ -183,7 +183,6 @@ def _rule_baseline(args):
     """The baseline `--expect-rules` names, or None; a bad file is bad usage."""
     if not getattr(args, "expect_rules", None):
         return None
-    from fuzz.rule_baseline import BaselineError, load_baseline
 
     try:
         return load_baseline(args.expect_rules)
@@ -192,14 +191,10 @@ def _rule_baseline(args):
 
 
 def run_campaign_command(args) -> int:
-    from fuzz import VERSION
-    from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
-    from fuzz.findings import FindingStore
-    from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
-
     units, pipelines = units_under_test(args)
     mesa = getattr(args, "mesa", None)
     if mesa is not None:  # run --mesa: Mesa's passes through the bridge (fuzz/mesa/)
+        # The Mesa bridge is loaded late: only a --mesa run needs it.
         from fuzz.mesa.build import MesaBuildError
         from fuzz.mesa.campaign import mesa_units
         from fuzz.mesa.variants import PatchDoesNotApply
@@ -209,7 +204,7 @@ def run_campaign_command(args) -> int:
         except (MesaBuildError, PatchDoesNotApply) as error:
             raise UsageError(str(error)) from None
         if getattr(args, "with_fixes", False):  # its findings replay only on the same bridge: say how
-            from fuzz.mesa.fixes import ENV, names
+            from fuzz.mesa.fixes import ENV, names  # loaded late: the Mesa bridge's
 
             print(f"Mesa bridge with the fixes of fuzz/mesa/fixes ({', '.join(names())}); "
                   f"its findings replay with {ENV}=1")
@@ -224,7 +219,6 @@ def run_campaign_command(args) -> int:
     if mesa is not None:  # corpus mutants are not drawn from the translatable profile
         guidance = "off"
     if getattr(args, "html", None):  # refuse now, not after the campaign, when dot is missing
-        from fuzz.commands.report import require_dot
 
         require_dot("agxfuzz run --html")
     for flag in ("json_report", "junit", "sarif", "html"):  # refuse now, not after the run
@@ -264,15 +258,12 @@ def run_campaign_command(args) -> int:
         print()
     names = [unit.name for unit in units]
     if baseline is not None:  # missed rules join the findings before the summary and reports
-        from fuzz.rule_baseline import expect_rules
 
         rules_note = expect_rules(baseline, args, result, names, seed, jobs)
     _print_summary(result, units, seed)
     if baseline is not None:
         print(rules_note)
     if getattr(args, "save_rules", None):
-        from fuzz.rule_baseline import rule_rates, write_rates
-
         write_rates(args.save_rules, rule_rates(result.stats, names, seed))
     if args.json_report:
         write_json_report(args.json_report, json_report(result, seed, names))
@@ -281,8 +272,6 @@ def run_campaign_command(args) -> int:
     if args.sarif:
         write_sarif(args.sarif, result.findings, VERSION)
     if getattr(args, "html", None):
-        from fuzz.commands.report import write_report
-
         write_report(args.html, args.out, title=f"agxfuzz run, seed {seed}",
                      records=[files.record for _, files in result.findings
                               if files and files.record is not None])

@@ -22,15 +22,22 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
+from agxir.text import ParseError, parse_function
+from agxir.verifier import verify
+from fuzz.commands.errors import UsageError
+from fuzz.commands.loaders import read_text
+from fuzz.stats.comparisons import UnknownComparison, select
+from fuzz.stats.metrics import METRICS
+from fuzz.stats.plot import plot_changes
+from fuzz.stats.report import bootstrap_weights, format_comparison, summarize, write_csv
+from fuzz.stats.runner import compile_corpus
+
 DEFAULT_PROGRAMS = 2000
 
 
 def _read_dir(directory: str) -> list[tuple[str, str]]:
-    from agxir.text import ParseError, parse_function
-    from agxir.verifier import verify
-    from fuzz.commands.errors import UsageError
-    from fuzz.commands.loaders import read_text
-
     root = Path(directory)
     if not root.is_dir():
         raise UsageError(f"agxfuzz: --dir {directory}: not a directory")
@@ -54,8 +61,6 @@ def _read_dir(directory: str) -> list[tuple[str, str]]:
 
 
 def _arrays(comparison, compiled):
-    import numpy as np
-
     names, before, after, failures = [], [], [], []
     for program in compiled:
         old = program.results[comparison.before.key]
@@ -72,13 +77,6 @@ def _arrays(comparison, compiled):
 
 
 def run_stats(args) -> int:
-    from fuzz.commands.errors import UsageError
-    from fuzz.stats.comparisons import UnknownComparison, select
-    from fuzz.stats.metrics import METRICS
-    from fuzz.stats.plot import plot_changes
-    from fuzz.stats.report import bootstrap_weights, format_comparison, summarize, write_csv
-    from fuzz.stats.runner import compile_corpus
-
     try:
         comparisons = select(args.compare)
     except UnknownComparison as error:

@@ -18,14 +18,14 @@ import sys
 
 from fuzz.commands.errors import UsageError
 from fuzz.commands.loaders import check_input_size, load_function
+from oracles.smt.function import loop_header
+from oracles.smt.refinement import InterfaceMismatch, check_refinement
 
 EXIT_PROVED, EXIT_COUNTEREXAMPLE, EXIT_UNKNOWN = 0, 1, 3
 
 
 def _loop(fn, role: str) -> str | None:
     """Why tv cannot decide `fn` (it has a loop), or None."""
-    from oracles.smt.function import loop_header
-
     header = loop_header(fn)
     if header is None:
         return None
@@ -49,8 +49,6 @@ def _result_json(result) -> dict:
 
 def run_tv(args) -> int:
     """`args`: before, after (paths), threads (int), timeout (ms), json (bool)."""
-    from oracles.smt.refinement import InterfaceMismatch, check_refinement
-
     before = load_function(args.before)
     after = load_function(args.after)
     undecidable = _loop(before, "BEFORE") or _loop(after, "AFTER")

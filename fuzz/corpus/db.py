@@ -34,7 +34,10 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
+
 from fuzz.corpus.entry import CorpusEntry, EntryError
+from fuzz.generate import GENERATOR_VERSION
 
 FINDINGS_KEY = b"agxfuzz/findings"
 VERSIONS_KEY = b"agxfuzz/corpus/versions"
@@ -72,8 +75,6 @@ def open_db(spec: str, *, owner: str | None = None, read_only: bool = False) -> 
     else:
         db = DirectoryDB(Path(spec), owner)
     if read_only:
-        from hypothesis.database import ReadOnlyDatabase
-
         db.examples = ReadOnlyDatabase(db.examples)
         db.read_only = True
     return db
@@ -204,8 +205,6 @@ class CampaignDB:
         """The entries of one generator version (default: the current one), one per choice
         sequence, in key order."""
         if version is None:
-            from fuzz.generate import GENERATOR_VERSION
-
             version = GENERATOR_VERSION
         key = corpus_key(version)
         entries: dict[str, CorpusEntry] = {}
@@ -234,8 +233,6 @@ class DirectoryDB(CampaignDB):
     holds one file per claim or mark, taken by `os.link` (exclusive and atomic)."""
 
     def __init__(self, path: Path, owner: str):
-        from hypothesis.database import DirectoryBasedExampleDatabase
-
         self.path = path
         self.location = str(path)
         self.owner = owner
@@ -281,7 +278,7 @@ class RedisDB(CampaignDB):
 
     def __init__(self, url: str, owner: str):
         try:
-            import redis
+            import redis  # loaded late: optional, only for a redis:// database
             from hypothesis.extra.redis import RedisExampleDatabase
         except ImportError:
             raise DBError(f"{url}: the redis client package is not installed "

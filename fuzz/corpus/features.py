@@ -87,7 +87,7 @@ class CoverageSampler:
         self.unavailable: str | None = None
         if every:
             try:
-                import coverage
+                import coverage  # loaded late: only when coverage guidance is on
             except ImportError:  # pragma: no cover - coverage is a dependency
                 self.unavailable = "coverage.py is not installed"
                 return

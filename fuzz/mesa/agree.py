@@ -35,9 +35,20 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from agxir.ir import Function, Immediate, Instruction, Operand, Value, clone_function
+from agxir.machine.lower_cf import structurable
 from agxir.opcodes.table import BITOP_ALIASES, OPCODES
+from agxir.passes import get_pass
+from agxir.rewrite import counting_rule_hits
 from agxir.text import print_function
-from agxir.text.printer import format_instruction, format_operand
+from agxir.text.printer import format_instruction, format_operand, source_kind
+from fuzz.generate import ChoiceSource
+from fuzz.generate.cases import program_seed
+from fuzz.mesa.passes import mesa_pass
+from fuzz.mesa.translatable import translatable_case
+from fuzz.passes_under_test import registered
+from oracles.interp import DEFAULT_FUEL
+from oracles.machine import run_wave
+from oracles.outcomes import OutOfFuel, Returned, first_difference
 
 NEG_ZERO = 0x80  # the minifloat -0.0: `fadd x, #-0.0` is Mesa's fmov
 # kind -> (Mesa 23.3.6's function, the model's pass)
@@ -132,8 +143,6 @@ def _keyed(fn: Function) -> tuple[dict[str, Instruction], dict[str, Instruction]
 
 
 def operand_text(ins: Instruction, index: int) -> str:
-    from agxir.text.printer import source_kind
-
     try:
         kind = source_kind(ins.opcode, index)
     except Exception:  # a row without that slot: print it as an integer
@@ -339,10 +348,6 @@ def run_model(ssa: Function) -> tuple[Function, Counter]:
     """The model's counterpart passes on (a copy of) the SSA program `ssa` (Mesa's
     spelling), at the level they are written for, then `lower-cf`: the exec-level output
     in Mesa's spelling and the rules that fired, by (pass, rule)."""
-    from agxir.passes import get_pass
-    from agxir.rewrite import counting_rule_hits
-    from fuzz.passes_under_test import registered
-
     work = model_spelling(clone_function(ssa))
     hits: Counter = Counter()
     for name in MODEL_PIPELINE:
@@ -356,8 +361,6 @@ def run_model(ssa: Function) -> tuple[Function, Counter]:
 
 def run_mesa(fn: Function) -> Function:
     """Mesa's optimizer and DCE on (a copy of) `fn`; raises what the Mesa passes raise."""
-    from fuzz.mesa.passes import mesa_pass
-
     work = clone_function(fn)
     for name in MESA_PIPELINE:
         mesa_pass(name).run(work)
@@ -366,8 +369,6 @@ def run_mesa(fn: Function) -> Function:
 
 def model_only_changes(fn: Function) -> set[str]:
     """The MODEL_ONLY passes that change `fn` (each run alone on a copy)."""
-    from agxir.passes import get_pass
-
     changed = set()
     for name in MODEL_ONLY:
         if get_pass(name).run(model_spelling(clone_function(fn))):
@@ -379,9 +380,6 @@ def judge(fn: Function, mesa: Function, model: Function, input_sets, fuel: int):
     """(how the two outputs differ in meaning, which side is wrong, the input set), or
     (None, None, None). The input is the arbiter: where it is undefined or runs out of
     fuel anything goes; an output out of fuel is not judged."""
-    from oracles.machine import run_wave
-    from oracles.outcomes import OutOfFuel, Returned, first_difference
-
     source = run_wave(fn, input_sets, fuel=fuel)
     outs = {side: run_wave(out, input_sets, fuel=fuel * 4)
             for side, out in (("Mesa", mesa), ("the model", model))}
@@ -407,8 +405,6 @@ def compare_program(index: int, ssa: Function, fn: Function, input_sets, *,
     """One program through both sides: `ssa` the SSA program, `fn` its exec level (what
     `lower-cf` makes of it, Mesa's input and the arbiter). `mesa_run(fn)` and
     `model_run(ssa)` replace a side (the tests plant a wrong output this way)."""
-    from oracles.interp import DEFAULT_FUEL
-
     fuel = DEFAULT_FUEL if fuel is None else fuel
     result = ProgramResult(index, print_function(fn), fn.instruction_count())
     try:
@@ -434,12 +430,6 @@ def exec_cases(seed: int, count: int, *, threads: int = 32, sets: int = 8):
     """(index, SSA program, its exec level, input sets) for the first `count` programs of
     `seed` that lower-cf can structure, drawn as `run --mesa` draws them (the campaign's
     per-program seeds, the translatable profile)."""
-    from agxir.machine.lower_cf import structurable
-    from fuzz.generate import ChoiceSource
-    from fuzz.generate.cases import program_seed
-    from fuzz.mesa.translatable import translatable_case
-    from fuzz.passes_under_test import registered
-
     config = SimpleNamespace(size=50, threads=threads, sets=sets)
     index = made = 0
     while made < count:

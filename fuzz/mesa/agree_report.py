@@ -18,11 +18,22 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
 
 from agxir.ir import Function, Register, clone_function
+from agxir.machine.lower_cf import structurable
+from agxir.machine.pressure import machine_stats
 from agxir.opcodes.table import BITOP_ALIASES
+from agxir.text import parse_function, print_function
+from fuzz.commands.errors import UsageError
+from fuzz.findings import FindingStore, write_atomically
+from fuzz.harness import Finding
 from fuzz.mesa.agree import (
     CLASSES,
     KINDS,
@@ -30,9 +41,21 @@ from fuzz.mesa.agree import (
     MODEL_ONLY,
     MODEL_PIPELINE,
     ProgramResult,
+    by_kind,
+    changes,
+    classify,
     compare_program,
     exec_cases,
+    run_mesa,
+    run_model,
+    without_the_dead,
 )
+from fuzz.mesa.build import MesaBuildError, build_bridge
+from fuzz.mesa.client import BridgeError
+from fuzz.mesa.translatable import blockers
+from fuzz.passes_under_test import registered
+from fuzz.reduce import Case, Reducer
+from fuzz.stats.report import bootstrap_ci, bootstrap_weights, relative
 
 MODEL_RA = ("ra", "lower-phis", "lower-copies")
 MESA_RA = ("mesa:ra", "mesa:lower-copies")
@@ -101,9 +124,6 @@ def _swaps(fn: Function) -> int:
 def allocation_metrics(fn: Function, passes, moves_before: int) -> tuple[int, ...]:
     """(moves inserted, swaps, halves used, threads per core, instructions) of `fn` (the
     exec-level program) allocated by `passes`; raises what they raise."""
-    from agxir.machine.pressure import machine_stats
-    from fuzz.passes_under_test import registered
-
     work = clone_function(fn)
     for name in passes:
         registered(name).run(work)
@@ -115,8 +135,6 @@ def allocation_metrics(fn: Function, passes, moves_before: int) -> tuple[int, ..
 def compare_allocators(agreement: Agreement, index: int, fn: Function) -> None:
     """The model's allocator and Mesa's on `fn` after Mesa's DCE (agx_ra's contract), the
     same input for both."""
-    from fuzz.passes_under_test import registered
-
     work = clone_function(fn)
     try:
         registered("mesa:dce").run(work)
@@ -138,10 +156,6 @@ def ra_summary(rows, seed: int) -> dict:
     """Per metric: totals (model, Mesa), the relative change model -> Mesa with a 95%
     paired-bootstrap interval, and the programs where Mesa is better (helped) or worse
     (HURT); fewer is better except threads."""
-    import numpy as np
-
-    from fuzz.stats.report import bootstrap_ci, bootstrap_weights, relative
-
     out = {}
     weights = bootstrap_weights(len(rows), seed) if rows else None
     for column, metric in enumerate(RA_METRICS):
@@ -163,11 +177,6 @@ def ra_summary(rows, seed: int) -> dict:
 def classes_of(ssa: Function) -> dict[str, str] | None:
     """Each kind's class on the SSA program `ssa` (None when it cannot be compared: not
     structurable, not translatable, Mesa refusing or crashing)."""
-    from agxir.machine.lower_cf import structurable
-    from fuzz.mesa.agree import by_kind, changes, classify, run_mesa, run_model, without_the_dead
-    from fuzz.mesa.translatable import blockers
-    from fuzz.passes_under_test import registered
-
     try:
         if structurable(ssa) is not None or blockers(ssa):
             return None
@@ -184,8 +193,6 @@ def classes_of(ssa: Function) -> dict[str, str] | None:
 
 def reduce_class(ssa: Function, inputs, kind: str, found: str, attempts: int) -> Function:
     """`ssa` shrunk by the project's reducer while `kind` stays in class `found`."""
-    from fuzz.reduce import Case, Reducer
-
     tried = [0]
 
     def interesting(case: Case) -> bool:
@@ -205,7 +212,6 @@ def agree(seed: int, examples: int, *, allocators: bool = True, progress=None,
     """`examples` programs of `seed` through both sides; with `reduce_attempts`, the
     smallest program of each class is then reduced (that many candidates at most each)."""
     agreement = Agreement(seed)
-    from agxir.text import parse_function, print_function
 
     cases = {}
     for index, ssa, fn, inputs in exec_cases(seed, examples):
@@ -306,9 +312,6 @@ def to_json(a: Agreement) -> dict:
 def write_findings(a: Agreement, out: str) -> list:
     """Each meaning difference as a finding against the side that is wrong (both, when
     neither output refines the input), replayable with `agxfuzz check`."""
-    from fuzz.findings import FindingStore
-    from fuzz.harness import Finding
-
     store = FindingStore(out, lambda finding: ["--passes", ",".join(finding.pipeline)])
     written = []
     seen = set()  # one finding per signature, as a campaign writes them
@@ -330,13 +333,6 @@ def write_findings(a: Agreement, out: str) -> list:
 
 def run_agree_command(args) -> int:
     """`agxfuzz mesa agree`."""
-    import os
-    import shlex
-
-    from fuzz.commands.errors import UsageError
-    from fuzz.mesa.build import MesaBuildError, build_bridge
-    from fuzz.mesa.client import BridgeError
-
     if args.examples < 1:
         raise UsageError("agxfuzz: --examples must be at least 1")
     if args.mesa_src:
@@ -344,6 +340,7 @@ def run_agree_command(args) -> int:
     try:
         if not os.environ.get("AGXFUZZ_MESA_BRIDGE"):
             build_bridge()
+        # Loaded late: fuzz.mesa.passes sits in the harness's import circle.
         from fuzz.mesa.passes import client
 
         bridge = client()
@@ -361,10 +358,6 @@ def run_agree_command(args) -> int:
                       reduce_attempts=args.reduce)
     print(format_agreement(agreement, command))
     if args.json:
-        from pathlib import Path
-
-        from fuzz.findings import write_atomically
-
         write_atomically(Path(args.json), json.dumps(to_json(agreement), indent=1) + "\n")
     if agreement.differences:
         written = write_findings(agreement, args.out)

@@ -25,6 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from fuzz.mesa.fixes import ENV, all_fixes
+from fuzz.mesa.variants import apply
+
 BRIDGE_C = Path(__file__).parent / "c"
 BINARY = "agxfuzz-mesa-bridge"
 JOBS = 2
@@ -141,7 +144,7 @@ def input_hash(src: Path) -> str:
 
 def _python_with_mako() -> str:
     try:
-        import mako  # noqa: F401
+        import mako  # noqa: F401  (loaded late: only a Mesa build needs it)
     except ImportError:
         raise MesaBuildError("agxfuzz: mako is needed to generate Mesa's headers "
                              "(pip install 'agxfuzz[mesa]')") from None
@@ -215,8 +218,6 @@ def _compile_all(src: Path, work: Path, version: str, patches=(), coverage=False
 def overlay_patches(src: Path, overlay: Path, patches) -> dict[str, Path]:
     """Patched copies of the files `patches` (fuzz/mesa/variants) touch, under `overlay`:
     {path in the tree: the copy}. PatchDoesNotApply (one line, the patch's name)."""
-    from fuzz.mesa.variants import apply
-
     texts: dict[str, str] = {}
 
     def read(path: str) -> str | None:
@@ -250,11 +251,8 @@ def build_bridge(src: Path | None = None, *, force: bool = False, patches=None,
     version = check_tree(src)
     key = input_hash(src)
     if patches is None:
-        from fuzz.mesa.fixes import ENV, all_fixes
-
         patches = all_fixes() if os.environ.get(ENV) == "1" else ()
     if patches:  # a wrong variant: its patches are inputs too
-        from fuzz.mesa.variants import apply
 
         for patch in patches:  # refuse one that does not apply before any compiling
             apply(patch, lambda path: (src / path).read_text()

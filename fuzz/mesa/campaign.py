@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import os
 
+from fuzz.mesa.build import build_bridge
+from fuzz.mesa.fixes import ENV
 from fuzz.mesa.passes import MESA_PIPELINES, mesa_prefix
+from fuzz.passes_under_test import registered
 
 
 def mesa_units(directory: str | None, *, with_fixes: bool = False) -> tuple[list, list[list]]:
     """(passes under test, pipelines); raises MesaBuildError (one line) when the tree
     cannot be built. `with_fixes`: the bridge is built with every patch of fuzz/mesa/fixes
     (AGXFUZZ_MESA_FIXES=1, inherited by the workers as the tree is)."""
-    from fuzz.mesa.build import build_bridge
-    from fuzz.mesa.fixes import ENV
-    from fuzz.passes_under_test import registered
-
     if directory:
         os.environ["AGXFUZZ_MESA_SRC"] = os.path.abspath(directory)
     if with_fixes:

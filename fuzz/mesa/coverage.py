@@ -26,6 +26,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fuzz.commands.errors import UsageError
+from fuzz.mesa.build import MesaBuildError, build_bridge
+
 PASS_FILES = ("agx_optimizer", "agx_opt_cse", "agx_dce", "agx_register_allocate",
               "agx_lower_parallel_copy", "agx_lower_pseudo", "agx_pressure_schedule",
               "agx_liveness", "agx_validate")
@@ -195,8 +198,6 @@ def measure(*, examples: int | None = None, time: float | None = None, seed: int
     `bridge`: the gcov bridge already built (else built, or found in the cache, now); the
     campaign looks for the clean bridge in the cache that one lives in. `pressure`: one
     program in K gets a pressure block (`fuzz.mesa.translatable.add_pressure`)."""
-    from fuzz.mesa.build import build_bridge
-
     if mesa_src:
         os.environ["AGXFUZZ_MESA_SRC"] = os.path.abspath(mesa_src)
     _gcov()
@@ -235,9 +236,6 @@ def measure(*, examples: int | None = None, time: float | None = None, seed: int
 
 def run_coverage_command(args) -> int:
     """`agxfuzz mesa coverage`."""
-    from fuzz.commands.errors import UsageError
-    from fuzz.mesa.build import MesaBuildError
-
     if args.examples is None and args.time is None:
         args.time = 60.0
     try:

@@ -30,10 +30,26 @@ import re
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from agxir.text import parse_function
+from fuzz.commands.errors import UsageError
+from fuzz.mesa import build, variants
+from fuzz.mesa.build import (
+    MesaBuildError,
+    build_bridge,
+    cache_root,
+    check_tree,
+    default_mesa_src,
+    first_error,
+)
+from fuzz.mesa.client import BridgeClient
 from fuzz.mesa.passes import MESA_PASSES, PREFIX
+from fuzz.mesa.wire import encode
+from fuzz.passes_under_test import registered
+from oracles.liveness_reference import reference_liveness
 
 # bridge pass -> the Mesa call a test makes
 CALLS = {
@@ -96,8 +112,7 @@ def load_finding(path: str | Path) -> FindingCase:
 def _opcodes(src: Path) -> dict:
     """Mesa's own opcode table (agx_opcodes.py of the tree): op -> (srcs, dests, imm names,
     variable srcs, variable dests)."""
-    import importlib.util
-    import sys
+    import importlib.util  # loaded late: only reading Mesa's opcode table needs it
 
     spec = importlib.util.spec_from_file_location(
         "agxfuzz_mesa_agx_opcodes", src / "src/asahi/compiler/agx_opcodes.py")
@@ -355,8 +370,6 @@ def _camel(text: str) -> str:
 
 
 def _answer(binary: Path, passes, wire: list[str]):
-    from fuzz.mesa.client import BridgeClient
-
     with BridgeClient(binary, timeout=20.0) as client:
         return client.request(list(passes), wire)
 
@@ -369,10 +382,6 @@ def gtest_case(case: FindingCase, src: Path, clean: Path, finding_bridge: Path,
               standalone: bool = False) -> str:
     """The gtest source for `case`. `clean`: the bridge of the tree the test is for (its
     output is the expected one); `finding_bridge`: the one the finding was found with."""
-    from agxir.text import parse_function
-    from fuzz.mesa.wire import encode
-    from fuzz.passes_under_test import registered
-
     at, name, passes = _test_step(case)
     fn = parse_function(case.program)
     for step in case.pipeline[:at]:
@@ -424,8 +433,6 @@ def gtest_case(case: FindingCase, src: Path, clean: Path, finding_bridge: Path,
 
 def _liveness_checks(fn, names) -> list[str]:
     """EXPECTs of agx_compute_liveness against the reference, per block, by wire index."""
-    from oracles.liveness_reference import reference_liveness
-
     index = {value: i for i, value in names.values.items()}
     reference = reference_liveness(fn)
     lines = []
@@ -455,15 +462,11 @@ def _cxx() -> str:
 def _run(command: list[str], what: str) -> None:
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        from fuzz.mesa.build import first_error
-
         raise GtestError(f"agxfuzz: {what}: {first_error(done.stderr)}")
 
 
 def _cached(kind: str, key: str, make) -> Path:
     """cache_root()/KIND/KEY, made by `make(directory)` into a scratch directory first."""
-    from fuzz.mesa.build import cache_root
-
     target = cache_root() / kind / key
     if (target / "done").is_file():
         return target
@@ -503,10 +506,6 @@ def gtest_library(src: Path) -> Path:
 def mesa_library(src: Path, patches=()) -> Path:
     """Mesa's backend files (a planted variant's patches applied to copies) as libagx.a,
     with the generated headers beside it in gen/; cached per tree and patch set."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from fuzz.mesa import build
-
     version = build.check_tree(src)
     key = hashlib.sha256("\n".join([build.input_hash(src), "gtest-lib",
                                     *(p.text for p in patches)]).encode()).hexdigest()[:20]
@@ -538,8 +537,6 @@ def mesa_library(src: Path, patches=()) -> Path:
 def compile_and_run(source: str, src: Path, patches=()) -> subprocess.CompletedProcess:
     """`source` (a standalone test) compiled against the tree `src` (with `patches`) and
     Mesa's gtest, and run: its exit status and output."""
-    from fuzz.mesa import build
-
     src = Path(src).resolve()
     library = mesa_library(src, patches)
     gtest = gtest_library(src)
@@ -565,10 +562,6 @@ def compile_and_run(source: str, src: Path, patches=()) -> subprocess.CompletedP
 
 def run_test_command(args) -> int:
     """`agxfuzz mesa test FINDING [--variant NAME] [--standalone] [--run]`."""
-    from fuzz.commands.errors import UsageError
-    from fuzz.mesa import variants
-    from fuzz.mesa.build import MesaBuildError, build_bridge, check_tree, default_mesa_src
-
     try:
         src = Path(args.mesa_src) if args.mesa_src else default_mesa_src()
         if src is None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agxir.ir import R0L, Function, VirtualRegister
+from agxir.machine.opcodes import MACHINE_ROWS
+from agxir.opcodes.table import OPCODES
 
 
 @dataclass(frozen=True)
@@ -116,9 +118,6 @@ MESA_READBACK = {
 
 def model_opcode_names() -> set[str]:
     """Every opcode the model has, SSA rows and machine rows."""
-    from agxir.machine.opcodes import MACHINE_ROWS
-    from agxir.opcodes.table import OPCODES
-
     return set(OPCODES) | {row.name for row in MACHINE_ROWS}
 
 

@@ -14,10 +14,12 @@ the next one drawn from the same source, so the result is a function of the seed
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from agxir.ir import Function, Immediate, Instruction, Operand, Value
 from agxir.opcodes.table import OPCODES
+from fuzz.generate import Features, generate_inputs, generate_program
 from fuzz.mesa.opcodes import untranslatable
 
 MAX_DRAWS = 64
@@ -108,8 +110,6 @@ def blockers(fn: Function) -> set[str]:
 
 
 def translatable_program(source, *, size: int = 50, name: str = "fuzz") -> Function:
-    from fuzz.generate import Features, generate_program
-
     for _ in range(MAX_DRAWS):
         features = replace(Features.from_source(source), address_math=False, address=False)
         fn = mesa_spelling(generate_program(source, features, size=size, name=name))
@@ -155,8 +155,6 @@ def add_pressure(fn: Function, source) -> None:
 def pressure_every() -> int:
     """$AGXFUZZ_MESA_PRESSURE: one program in K gets a pressure block (0, the default: none;
     `agxfuzz mesa coverage --pressure K` sets it for its campaign)."""
-    import os
-
     try:
         return max(0, int(os.environ.get("AGXFUZZ_MESA_PRESSURE") or 0))
     except ValueError:
@@ -165,8 +163,6 @@ def pressure_every() -> int:
 
 def translatable_case(source, config):
     """`fuzz.generate.cases.build_case` for a campaign over Mesa's passes."""
-    from fuzz.generate import generate_inputs
-
     fn = translatable_program(source, size=config.size)
     every = pressure_every()
     if every and source.below(every) == 0:

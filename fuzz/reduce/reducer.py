@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from agxir.text import print_function
 from agxir.verifier import verify
 from fuzz.harness import INPUT, Finding, Harness
+from fuzz.processes import check_supervised
 from fuzz.reduce.deltas import DELTAS, Case, Delta
 from oracles.interp import DEFAULT_FUEL
 
@@ -117,8 +119,6 @@ def choose_failure(findings: Sequence[Finding], oracle: str | None = None) -> Fi
 
 
 def _case_key(case: Case) -> tuple:
-    from agxir.text import print_function
-
     inputs = tuple(
         (s.threads, tuple(sorted(s.scalars.items())), tuple(sorted(s.buffers.items())))
         for s in case.inputs
@@ -162,8 +162,6 @@ class SameFailure:
             case.inputs, fuel=self.fuel, pass_timeout=self.pass_timeout, **self.harness_options
         )
         if self.supervised:
-            from fuzz.processes import check_supervised
-
             return check_supervised(harness, case.fn, [list(case.pipeline)],
                                     memory_mb=self.memory_mb)
         return harness.check(case.fn, [list(case.pipeline)])

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from fuzz import VERSION
 from fuzz.report.cfg_dot import dot_program, svg
 from fuzz.report.records import load_records
 from fuzz.report.render import Entry, render_page
@@ -35,8 +36,6 @@ def build_report(directory: str | Path, *, records: list[Path] | None = None,
                  progress: Callable[[int, int, str], None] | None = None) -> Report:
     """The report of every finding record under `directory` (or only `records`, the paths
     of a campaign's own). `progress(done, total, name)` is called after each finding."""
-    from fuzz import VERSION
-
     dot_program()
     started = time.monotonic()
     directory = Path(directory)

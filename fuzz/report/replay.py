@@ -14,10 +14,32 @@ comes back as a note, never an exception.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 
+from agxir.ir import clone_function
+from agxir.passes import RULE_TABLES, UnknownPass
+from agxir.rewrite import counting_rule_hits
+from agxir.text import ParseError, parse_function, print_function
+from agxir.verifier import verify
+from fuzz.harness import INPUT, Harness, normalized
+from fuzz.passes_under_test import PassLoadError, PassUnderTest, registered, units_from_flags
+from fuzz.processes import (
+    HarnessError,
+    check_supervised,
+    describe_death,
+    pass_memory_limit,
+    recorded_memory_limit,
+    run_in_child,
+    watchdog_seconds,
+)
+from fuzz.report.cfg_dot import ADDED, REMOVED, cfg_dot, changed_rows, too_large
 from fuzz.report.records import Record
+from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
+from oracles.interp import CompiledFunction
+from oracles.machine import run_wave
+from oracles.outcomes import Returned
 
 SAME, DIFFERENT, PASSES, NOT_REPLAYED = "same", "different", "passes", "not-replayed"
 MAX_LANES = 200  # differences kept per finding; the page says how many more there were
@@ -66,8 +88,6 @@ class ReplayError(Exception):
 def replay(record: Record, *, pass_timeout: float = 10.0) -> Replay:
     """Replay `record` in a forked child; never raises for anything the record or the pass
     under test does."""
-    from fuzz.processes import describe_death, run_in_child, watchdog_seconds
-
     if record.reproducer_text is None:
         return Replay(NOT_REPLAYED, "; ".join(record.problems) or "no reproducer to replay")
     steps = max(1, len(record.pipeline))
@@ -86,8 +106,6 @@ def replay(record: Record, *, pass_timeout: float = 10.0) -> Replay:
 
 def _memory_mb(record: Record) -> int:
     """The pass memory limit to replay under: the finding's own for a memory-limit one."""
-    from fuzz.processes import recorded_memory_limit
-
     return recorded_memory_limit(record.oracle, record.message) or REPLAY_MEMORY_MB
 
 
@@ -101,9 +119,6 @@ def replay_here(record: Record, pass_timeout: float) -> Replay:
 
 def flag_units(flags: list[str]) -> list:
     """The passes a record's replay flags name (as `agxfuzz check` reads them)."""
-    from agxir.passes import UnknownPass
-    from fuzz.passes_under_test import PassLoadError, units_from_flags
-
     try:
         return units_from_flags(flags)
     except UnknownPass as error:
@@ -116,9 +131,6 @@ def resolve_pipeline(names: list[str], flags: list[str]) -> list:
     """The passes of the record's pipeline, by name: a pass its flags bring back, else a
     registered one, else the next of its flags' own passes no name claims (a zoo variant is
     recorded under its zoo name and replayed from its module)."""
-    from agxir.passes import UnknownPass
-    from fuzz.passes_under_test import registered
-
     units = flag_units(flags)
     by_name = {unit.name: unit for unit in units}
     spare = [unit for unit in units if unit.name not in names
@@ -141,12 +153,9 @@ def resolve_pipeline(names: list[str], flags: list[str]) -> list:
 
 
 def _input_sets(record: Record, fn):
-    from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
-
     if record.inputs is None:
         seed = record.data.get("seed")
         return random_input_sets(fn, 32, seed if isinstance(seed, int) else 0, 8), False
-    import json
 
     try:
         sets = [InputSet.from_json(item) for item in json.loads(record.inputs.read_text())]
@@ -160,13 +169,6 @@ def _input_sets(record: Record, fn):
 
 
 def _replay(record: Record, pass_timeout: float) -> Replay:
-    from agxir.ir import clone_function
-    from agxir.rewrite import counting_rule_hits
-    from agxir.text import ParseError, parse_function, print_function
-    from agxir.verifier import verify
-    from fuzz.harness import Harness
-    from fuzz.passes_under_test import PassUnderTest
-
     try:
         fn = parse_function(record.reproducer_text, filename=str(record.reproducer))
     except ParseError as error:
@@ -222,8 +224,6 @@ def _replay(record: Record, pass_timeout: float) -> Replay:
         ran = False
     earlier = f"after {names[shown - 1]}" if shown else "the reproducer"
     if ran:
-        from fuzz.report.cfg_dot import ADDED, REMOVED, changed_rows
-
         removed, added = changed_rows(before, after)
         result.before = _picture(f"before {names[shown]} ({earlier})", before, removed, REMOVED)
         result.after = _picture(f"after {names[shown]}", after, added, ADDED)
@@ -256,10 +256,6 @@ def _replay_death(record: Record, fn, names, units, input_sets, pass_timeout: fl
     """The pipeline under `fuzz.processes.check_supervised`, as `run` and `check` judged
     it: the same death (status and signal), another failure, or none. The picture is the
     function before the failing pass; after it there is no function (nor lanes) to show."""
-    from agxir.ir import clone_function
-    from fuzz.harness import INPUT, Harness
-    from fuzz.processes import HarnessError, check_supervised, pass_memory_limit
-
     harness = Harness(input_sets, pass_timeout=pass_timeout)
     try:
         found = check_supervised(harness, fn, [list(units)], memory_mb=_memory_mb(record))
@@ -289,8 +285,6 @@ def _replay_death(record: Record, fn, names, units, input_sets, pass_timeout: fl
 def _status(record: Record, verdict) -> str:
     """SAME when the replay fails in the same pass, oracle and message (numbers and names
     blanked, as signatures are), DIFFERENT when it fails otherwise, PASSES when it does not."""
-    from fuzz.harness import normalized
-
     if not verdict:
         return PASSES
     name, oracle, message = verdict
@@ -310,8 +304,6 @@ def _status_note(record: Record, verdict) -> str:
 
 
 def _picture(label: str, fn, highlight: dict[str, set[int]], colour: str) -> Picture:
-    from fuzz.report.cfg_dot import cfg_dot, too_large
-
     reason = too_large(fn)
     if reason:
         return Picture(label, note=reason)
@@ -323,8 +315,6 @@ def _picture(label: str, fn, highlight: dict[str, set[int]], colour: str) -> Pic
 
 
 def _rules(name: str, unit, hits: Counter | None) -> tuple[list, str]:
-    from agxir.passes import RULE_TABLES
-
     table = RULE_TABLES.get(name) or RULE_TABLES.get(unit.flag[1]) or ()
     why = {rule.name: rule.why for rule in table}
     fired = sorted((hits or Counter()).items(), key=lambda item: (-item[1], item[0]))
@@ -347,17 +337,12 @@ def _describe_inputs(input_set) -> str:
 
 def _run_one(fn, input_set, fuel: int):
     if fn.level == "ssa":
-        from oracles.interp import CompiledFunction
-
         return CompiledFunction(fn).run([input_set], fuel=fuel)[0]
-    from oracles.machine import run_wave
 
     return run_wave(fn, [input_set], fuel=fuel)[0]
 
 
 def _lanes(result: Replay, reference, after, input_set, fuel: int) -> None:
-    from oracles.outcomes import Returned
-
     try:
         want = _run_one(reference, input_set, fuel)
         got = _run_one(after, input_set, fuel)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from fuzz.stats.metrics import LOWER_IS_BETTER, METRICS
+from fuzz.stats.report import relative
 
 __all__ = ["plot_changes"]
 
@@ -19,12 +20,11 @@ LIMIT = 1.0  # changes are drawn within +-100%
 
 def plot_changes(path, panels) -> None:
     """`panels`: (comparison name, {metric: [(before, after), ...]}) per panel."""
-    import matplotlib
+    import matplotlib  # loaded late: a heavy optional dependency, only for --plot
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    from fuzz.stats.report import relative
 
     rows = max(1, len(panels))
     figure, axes = plt.subplots(rows, 1, figsize=(11, 1.9 * rows), squeeze=False)

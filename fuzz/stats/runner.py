@@ -22,6 +22,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from agxir.machine.lower_cf import structurable
+from agxir.text import parse_function, print_function
+from fuzz.generate import ChoiceSource, Features, generate_program
+from fuzz.generate.cases import program_seed
+from fuzz.processes import become_worker
 from fuzz.stats.metrics import Metrics
 from fuzz.stats.sharing import measure_all
 
@@ -72,9 +77,6 @@ def _measure(fn) -> dict[str, Metrics | str]:
 
 
 def _one(name: str, fn) -> Compiled | Declined:
-    from agxir.machine.lower_cf import structurable
-    from agxir.text import print_function
-
     reason = structurable(fn)
     if reason is not None:
         return Declined(name, reason)
@@ -85,25 +87,18 @@ def _task(task) -> list[Compiled | Declined]:
     kind, payload = task
     out = []
     if kind == "generate":
-        from fuzz.generate import ChoiceSource, Features, generate_program
-        from fuzz.generate.cases import program_seed
-
         seed, start, stop = payload
         for index in range(start, stop):
             source = ChoiceSource.from_seed(program_seed(seed, index))
             fn = generate_program(source, Features.from_source(source), size=SIZE)
             out.append(_one(f"p{index:05d}", fn))
     else:
-        from agxir.text import parse_function
-
         for name, text in payload:
             out.append(_one(name, parse_function(text, filename=f"{name}.agx")))
     return out
 
 
 def _init_worker() -> None:
-    from fuzz.processes import become_worker
-
     become_worker(None)
 
 

@@ -26,19 +26,18 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Sequence
 
+from oracles.smt.proof_cache import rule_key
+from oracles.smt.rules import RuleProof, prove_rule
+
 _TASKS: list = []  # (pass name, rule, timeout), inherited by the forked workers
 
 
 def _prove_task(number: int):
-    from oracles.smt.rules import prove_rule
-
     pass_name, rule, timeout_ms = _TASKS[number]
     return number, prove_rule(rule, timeout_ms, pass_name)
 
 
 def _from_cache(pass_name: str, rule_name: str, entry: dict):
-    from oracles.smt.rules import RuleProof
-
     return RuleProof(pass_name, rule_name, "verified", instances=int(entry["instances"]),
                      times_ms=[float(t) for t in entry["times_ms"]],
                      seconds=float(entry["seconds"]), cached=True)
@@ -47,9 +46,6 @@ def _from_cache(pass_name: str, rule_name: str, entry: dict):
 def prove_rules(items: Sequence[tuple[str, object]], timeout_ms: int, *, jobs: int = 1,
                 cache=None, report: Callable | None = None) -> list:
     """See the module docstring. `cache`: a ProofCache or None."""
-    from oracles.smt.proof_cache import rule_key
-    from oracles.smt.rules import prove_rule
-
     results: list = [None] * len(items)
     keys = [rule_key(pass_name, rule) if cache is not None else None for pass_name, rule in items]
     todo = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import agxir.liveness
+import fuzz.commands.liveness
 from fuzz.cli import main
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden"
@@ -44,7 +45,7 @@ class _Forgetful(agxir.liveness.Liveness):
 
 
 def test_a_difference_from_the_reference_exits_1(capsys, monkeypatch):
-    monkeypatch.setattr(agxir.liveness, "Liveness", _Forgetful)
+    monkeypatch.setattr(fuzz.commands.liveness, "Liveness", _Forgetful)
     status, out, err = run(capsys, "liveness", LOOP)
     assert status == 1
     assert "live-out entry: %tid\n" in out  # what the analysis said is still shown

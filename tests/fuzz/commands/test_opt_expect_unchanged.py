@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import fuzz.passes_under_test
+import fuzz.commands.opt
 from fuzz.cli import main
 from fuzz.passes_under_test import PassUnderTest
 
@@ -39,7 +39,7 @@ def test_an_unreported_change_fails(capsys, monkeypatch, tmp_path):
         fn.blocks[0].instructions.pop(0)  # the unused get_sr... and says nothing
         return False
 
-    monkeypatch.setattr(fuzz.passes_under_test, "registered",
+    monkeypatch.setattr(fuzz.commands.opt, "registered",
                         lambda name: PassUnderTest("liar", lying, ("--passes", name)))
     text = "func @f(u0:32) {\nb0:\n  %t:32 = get_sr sr=thread_id\n  export u0 slot=0\n  stop\n}\n"
     path = tmp_path / "unused.agx"
