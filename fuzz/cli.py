@@ -13,7 +13,12 @@ import sys
 
 from fuzz import VERSION
 from fuzz.commands.errors import UserError
-from fuzz.commands.loaders import MAX_INTERPRETED_BUFFER, MAX_THREADS
+from fuzz.commands.limits import (
+    MAX_INTERPRETED_BUFFER,
+    MAX_THREADS,
+    set_max_interpreted_buffer,
+    set_max_threads,
+)
 from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
@@ -399,11 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    from fuzz.commands.loaders import set_max_interpreted_buffer
 
     set_max_interpreted_buffer(args.max_buffer)
-    from fuzz.commands.loaders import set_max_threads
-
     set_max_threads(args.max_threads)
     try:
         return args.handler(args)

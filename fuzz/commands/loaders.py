@@ -6,9 +6,16 @@ file:line:col where there is one."""
 from __future__ import annotations
 
 import json
+import os
 import random
+from pathlib import Path
 
+from agxir.text import ParseError, parse_function
+from agxir.verifier import verify
+from fuzz.commands import limits
 from fuzz.commands.errors import InvalidProgram, UsageError
+from fuzz.commands.limits import check_input_size
+from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
 
 
 def read_text(path: str) -> str:
@@ -32,9 +39,6 @@ MAX_TEXT = 64 << 20  # characters: far more than any program or finding record
 def load_function(path: str, *, verified: bool = True, interpreted: bool = True):
     """Parse (and by default verify) the function in `path`, as a UserError on failure;
     refuse (exit 2) buffers over --max-buffer when the command will interpret it."""
-    from agxir.text import ParseError, parse_function
-    from agxir.verifier import verify
-
     try:
         fn = parse_function(read_text(path), filename=path)
     except ParseError as error:
@@ -44,53 +48,16 @@ def load_function(path: str, *, verified: bool = True, interpreted: bool = True)
         if errors:
             raise InvalidProgram("\n".join(f"{path}: {error}" for error in errors))
     for uniform in fn.uniforms:
-        if interpreted and uniform.is_buffer and uniform.buffer_bytes > MAX_INTERPRETED_BUFFER:
+        if interpreted and uniform.is_buffer and uniform.buffer_bytes > limits.MAX_INTERPRETED_BUFFER:
             raise UsageError(
                 f"{path}: buffer {uniform.name} of {uniform.buffer_bytes} bytes is over the "
-                f"interpreter's limit of {MAX_INTERPRETED_BUFFER >> 20} MB per buffer "
+                f"interpreter's limit of {limits.MAX_INTERPRETED_BUFFER >> 20} MB per buffer "
                 "(agxfuzz --max-buffer MB raises it)"
             )
     return fn
 
 
-def set_max_interpreted_buffer(megabytes: int) -> None:
-    global MAX_INTERPRETED_BUFFER
-    MAX_INTERPRETED_BUFFER = megabytes << 20
-
-
-# Every input set holds each buffer for every thread's view of memory: larger ones cost
-# seconds and gigabytes per run, so they are refused up front with a clear message.
-MAX_INTERPRETED_BUFFER = 64 << 20
-
-
-# Threads per input set, and input sets per run: the interpreter's memory and time grow
-# with both (100 million threads take gigabytes), so larger ones are refused up front.
-MAX_THREADS = 1 << 16
-MAX_SETS = 1024
-THREADS_PER_RUN = 16  # all input sets together: at most this many times MAX_THREADS threads
-
-
-def set_max_threads(threads: int) -> None:
-    global MAX_THREADS
-    MAX_THREADS = threads
-
-
-def check_input_size(threads: int, sets: int, where: str) -> None:
-    """UsageError (exit 2) for input sets over the bounds, `where` naming what gave them."""
-    if threads > MAX_THREADS:
-        raise UsageError(f"agxfuzz: {where}: {threads} threads per input set is over the limit "
-                         f"of {MAX_THREADS} (agxfuzz --max-threads N raises it)")
-    if sets > MAX_SETS:
-        raise UsageError(f"agxfuzz: {where}: {sets} input sets is over the limit of {MAX_SETS}")
-    if threads * sets > MAX_THREADS * THREADS_PER_RUN:
-        raise UsageError(f"agxfuzz: {where}: {sets} input sets of {threads} threads are over "
-                         f"the limit of {MAX_THREADS * THREADS_PER_RUN} threads in all "
-                         "(agxfuzz --max-threads N raises it)")
-
-
 def input_sets_for(fn, args):
-    from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
-
     if args.inputs:
         text = read_text(args.inputs)
         try:
@@ -129,8 +96,6 @@ def parse_input_spec(fn, spec: str):
     buffer's `zero`, `iota8`/`iota16`/`iota32` (0, 1, 2, ... in elements of that many bits)
     or `hex:BYTES` (zero-padded to the buffer's size). Unnamed uniforms are 0 and unnamed
     buffers hold zeros. A bad spec is a UsageError naming it."""
-    from oracles.inputs import InputError, InputSet, check_inputs
-
     def bad(why: str) -> UsageError:
         return UsageError(f"--input {spec!r}: {why}")
 
@@ -199,9 +164,6 @@ def buffer_contents(spec: str, size: int) -> bytes:
 def writable_output(path: str | None, flag: str) -> None:
     """Refuse (exit 2) an output file whose directory cannot be made or written, before a
     command spends its time; None (not asked for) passes."""
-    import os
-    from pathlib import Path
-
     if not path:
         return
     parent = Path(path).parent
@@ -220,9 +182,6 @@ def writable_output(path: str | None, flag: str) -> None:
 
 def writable_directory(path: str | None, flag: str) -> None:
     """Refuse (exit 2) an output directory that cannot be made or written, up front."""
-    import os
-    from pathlib import Path
-
     if not path:
         return
     try:

@@ -17,7 +17,8 @@ import json
 import sys
 
 from fuzz.commands.errors import UsageError
-from fuzz.commands.loaders import check_input_size, load_function
+from fuzz.commands.limits import check_input_size
+from fuzz.commands.loaders import load_function
 from oracles.smt.function import loop_header
 from oracles.smt.refinement import InterfaceMismatch, check_refinement
 
