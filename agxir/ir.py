@@ -212,7 +212,7 @@ class Immediate:
     bits: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Operand:
     """A source: an SSA value, a register, a uniform or an immediate, with AGX source
     modifiers."""
@@ -396,7 +396,8 @@ def _clone(fn: Function) -> Function:
     # same attributes in the same order) but without a call through the class: a clone
     # makes one per use and per instruction, and the calls were half of its time.
     new = object.__new__
-    set_field = object.__setattr__  # (Operand is frozen)
+    # (Operand is frozen: its slots are filled past its __setattr__, as its __init__ does)
+    set_ref, set_abs, set_neg = Operand.ref.__set__, Operand.abs.__set__, Operand.neg.__set__
 
     def storage(dest):
         return values.get(dest, dest) if isinstance(dest, Value) else dest
@@ -410,9 +411,9 @@ def _clone(fn: Function) -> Function:
                 ref = src.ref
                 if isinstance(ref, Value):
                     op = new(Operand)
-                    set_field(op, "ref", values.get(ref, ref))
-                    set_field(op, "abs", src.abs)
-                    set_field(op, "neg", src.neg)
+                    set_ref(op, values.get(ref, ref))
+                    set_abs(op, src.abs)
+                    set_neg(op, src.neg)
                     srcs.append(op)
                 elif type(src) is Operand:
                     srcs.append(src)
@@ -423,7 +424,7 @@ def _clone(fn: Function) -> Function:
             made.opcode = ins.opcode
             made.dest = values.get(dest, dest) if isinstance(dest, Value) else dest
             made.srcs = srcs
-            made.attrs = dict(ins.attrs)
+            made.attrs = ins.attrs.copy()
             made.blocks = [blocks.get(target, target) for target in ins.blocks] if ins.blocks else []
             made.sat = ins.sat
             made.dests = [storage(dest) for dest in ins.dests] if ins.dests else []

@@ -264,7 +264,8 @@ class Verifier:
                 f"{ins.name} takes {_plural(len(row.srcs), 'source')}, found {len(ins.srcs)}",
                 ins,
             )
-        if not ins.is_phi:
+        is_phi = row.name == "phi"
+        if not is_phi:
             self.check_targets(block, index, ins)
         self.check_dest(block, index, ins)
         if ins.sat and not row.sat:
@@ -272,19 +273,20 @@ class Verifier:
         self.check_attrs(block, index, ins)
         structural_ok = len(self.errors) == before
 
+        declared = row.srcs
         for position, src in enumerate(ins.srcs):
-            if src.is_uniform and src.ref not in self.uniform_set:
+            if isinstance(src.ref, Uniform) and src.ref not in self.uniform_set:
                 self.error(
                     block,
                     index,
                     f"uniform {src.ref.name} is not declared by the function",
                     ins,
                 )
-            if ins.is_phi:
+            if is_phi:
                 self.check_phi_source(block, index, ins, position, src)
-            elif position < len(row.srcs):
-                self.check_source(block, index, ins, position, src, row.srcs[position])
-        if ins.is_phi:
+            elif position < len(declared):
+                self.check_source(block, index, ins, position, src, declared[position])
+        if is_phi:
             self.check_phi_blocks(block, index, ins)
         self.check_uses(block, index, ins)
 
@@ -492,8 +494,8 @@ class Verifier:
     def check_uses(self, block: Block, index: int, ins: Instruction) -> None:
         live = block in self.cfg.reachable
         for position, src in enumerate(ins.srcs):
-            value = src.value
-            if value is None:
+            value = src.ref
+            if not isinstance(value, Value):
                 continue
             site = self.defs.get(value)
             if site is None:

@@ -78,6 +78,7 @@ class _MachineVerifier:
         self.control = any(ins.opcode.name in _EXEC_ROWS for b in fn.blocks for ins in b.instructions)
         self.block_set = set(fn.blocks)
         self.uniform_set = set(fn.uniforms)
+        self.virtual_places: dict[tuple[int, int], tuple[object, ...]] = {}
 
     def error(self, block: Block | None, index: int | None, message: str, ins=None) -> None:
         text = format_instruction(ins) if ins is not None else None
@@ -178,7 +179,7 @@ class _MachineVerifier:
                         self.error(block, index, f"{ins.name} sources cannot carry .{modifier}", ins)
             elif position < len(declared):
                 self.check_source(block, index, ins, position, src, declared[position])
-                if register_dest:
+                if register_dest and declared[position].width_rule is not None:
                     self.width_rule(block, index, ins, src, declared[position])
         if is_phi:
             self.phi_sizes(block, index, ins)
@@ -326,11 +327,15 @@ class _MachineVerifier:
                     self.error(block, index, f"phi sources must come from {names or 'no block'}, in that order", ins)
 
     # --- reads nothing wrote -------------------------------------------------------------------
-    def places(self, ref) -> range | list[object]:
+    def places(self, ref) -> range | tuple[object, ...] | list[object]:
         if isinstance(ref, Register):
             return ref.halves
         if isinstance(ref, VirtualRegister):  # its halves: a narrow access is the low ones
-            return [(ref.index, piece) for piece in range(ref.size // 16)]
+            key = (ref.index, ref.size)
+            found = self.virtual_places.get(key)
+            if found is None:
+                found = self.virtual_places[key] = tuple((ref.index, piece) for piece in range(ref.size // 16))
+            return found
         return []
 
     def written(self, block: Block) -> set[object]:
@@ -372,7 +377,7 @@ class _MachineVerifier:
                             continue
                     elif not isinstance(ref, VirtualRegister):
                         continue  # (nothing to find written)
-                    if any(p not in state for p in places(ref)):
+                    if not state.issuperset(places(ref)):
                         name = getattr(ref, "name", ref)
                         self.error(block, index, f"reads {name}, which no path from the entry writes", ins)
                 dest = ins.dest

@@ -104,7 +104,8 @@ def _facts(row: spec.Opcode) -> _RowFacts:
 def format_instruction(ins: ir.Instruction) -> str:
     """One instruction on one line, without indentation."""
     row = ins.opcode
-    facts = _facts(row)
+    found = _FACTS.get(id(row))
+    facts = found[1] if found is not None and found[0] is row else _facts(row)
     srcs = ins.srcs
     name, implied = row.name, None
     if facts.aliases:  # the alias whose attribute the instruction has, if it spells it
@@ -143,13 +144,17 @@ def format_instruction(ins: ir.Instruction) -> str:
         kinds = facts.kinds
         parts = []
         for index, src in enumerate(srcs):
+            # plain values, registers and uniforms spelled here, the rest by format_operand
             ref = src.ref
+            kind = type(ref)
             if src.abs or src.neg:
                 parts.append(format_operand(src, kinds[index] if index < len(kinds) else spec.RAW))
-            elif type(ref) is ir.Value:
+            elif kind is ir.Value:
                 parts.append("%" + ref.name)
-            elif type(ref) is ir.Register and ":" not in (name := ref.name):
-                parts.append(name)
+            elif kind is ir.Register and ":" not in (spelled := ref.name):
+                parts.append(spelled)
+            elif kind is ir.Uniform:
+                parts.append(ref.name)
             else:
                 parts.append(format_operand(src, kinds[index] if index < len(kinds) else spec.RAW))
     if parts:
@@ -160,11 +165,10 @@ def format_instruction(ins: ir.Instruction) -> str:
         shown = []
         for attr_name, attr in facts.attrs:
             if attr_name in attrs and attr_name != implied:
-                value = attrs[attr_name]
                 if attr.hex:
-                    shown.append(format_attribute(attr, attr_name, value))
+                    shown.append(format_attribute(attr, attr_name, attrs[attr_name]))
                 else:
-                    shown.append(f"{attr_name}={value}")
+                    shown.append(f"{attr_name}={attrs[attr_name]}")
         if not facts.declared.issuperset(attrs):  # ill-formed IR: show it anyway
             for extra in sorted(set(attrs) - facts.declared):
                 shown.append(format_attribute(None, extra, attrs[extra]))
