@@ -212,7 +212,7 @@ class Immediate:
     bits: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Operand:
     """A source: an SSA value, a register, a uniform or an immediate, with AGX source
     modifiers."""
@@ -396,8 +396,7 @@ def _clone(fn: Function) -> Function:
     # same attributes in the same order) but without a call through the class: a clone
     # makes one per use and per instruction, and the calls were half of its time.
     new = object.__new__
-    # (Operand is frozen: its slots are filled past its __setattr__, as its __init__ does)
-    set_ref, set_abs, set_neg = Operand.ref.__set__, Operand.abs.__set__, Operand.neg.__set__
+    set_field = object.__setattr__  # (Operand is frozen: past its __setattr__, as __init__ does)
 
     def storage(dest):
         return values.get(dest, dest) if isinstance(dest, Value) else dest
@@ -411,9 +410,9 @@ def _clone(fn: Function) -> Function:
                 ref = src.ref
                 if isinstance(ref, Value):
                     op = new(Operand)
-                    set_ref(op, values.get(ref, ref))
-                    set_abs(op, src.abs)
-                    set_neg(op, src.neg)
+                    set_field(op, "ref", values.get(ref, ref))
+                    set_field(op, "abs", src.abs)
+                    set_field(op, "neg", src.neg)
                     srcs.append(op)
                 elif type(src) is Operand:
                     srcs.append(src)
