@@ -153,3 +153,35 @@ b1: -> b1
 """
     # lane t runs t + 1 trips: r3 = 1 + ... + (t + 1), plus 100 on each trip it stayed active
     assert _outputs(text) == [1, 3 + 100, 6 + 200, 10 + 300]
+
+
+
+def test_a_unit_that_wakes_lanes_stores_its_names_as_the_straightforward_code_does():
+    """v2 is the first unit's alone, written in full first: storing it at the unit's end
+    looks unneeded. But lanes 1-3 are active at that end in the first trip, sleep
+    through the second unit, and are woken by the first unit's pop_exec in the second
+    trip: there they read v2 from storage, which holds the 7 stored at the first
+    trip's end (5 if that store were left out)."""
+    text = """\
+func.vreg @wake() {
+b0: -> b1
+  r0l = mov_imm value=0x0
+  v1:32 = get_sr sr=thread_id
+  v9:32 = mov_imm value=0x0
+b1: -> b1, b2
+  v2:32 = mov_imm value=0x5
+  pop_exec n=1
+  v3:32 = iadd v2:32, #0 shift=0
+  v2:32 = mov_imm value=0x7
+  jmp_exec_none -> b2
+  v9:32 = iadd v9:32, #1 shift=0
+  if_icmp v9:32, #2 cond=ult inv=0 n=1
+  if_icmp v1:32, #1 cond=ult inv=0 n=1
+  jmp_exec_any -> b1
+b2:
+  pop_exec n=3
+  export v3:32 slot=0
+  stop
+}
+"""
+    assert _outputs(text) == [5, 7, 7, 7]
