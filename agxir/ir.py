@@ -385,17 +385,19 @@ def clone_function(fn: Function) -> Function:
 
 
 def _clone(fn: Function) -> Function:
+    # Values, Operands and Instructions are made as their dataclass constructors make them
+    # (the same attributes in the same order) but without a call through the class: a
+    # clone makes one per definition, use and instruction, and the calls were half its time.
+    new = object.__new__
     blocks = {block: Block(block.name) for block in fn.blocks}
     values = {}
     for block in fn.blocks:
         for ins in block.instructions:
             value = ins.dest
             if isinstance(value, Value):
-                values[value] = Value(value.name, value.size)
-    # Operands and Instructions are made as their dataclass constructors make them (the
-    # same attributes in the same order) but without a call through the class: a clone
-    # makes one per use and per instruction, and the calls were half of its time.
-    new = object.__new__
+                made = values[value] = new(Value)
+                made.name = value.name
+                made.size = value.size
     set_field = object.__setattr__  # (Operand is frozen: past its __setattr__, as __init__ does)
 
     def storage(dest):

@@ -18,7 +18,17 @@ from dataclasses import dataclass
 
 from agxir.cfg import CFG, Dominators
 from agxir.ir import SIZES, Block, Function, Immediate, Instruction, Operand, Uniform, Value
-from agxir.opcodes.spec import ADDR, AT_MOST_DEST, FIMM8, IMM8, IMM16, SAME_AS_DEST, Attr, Src
+from agxir.opcodes.spec import (
+    ADDR,
+    AT_MOST_DEST,
+    FIMM8,
+    IMM8,
+    IMM16,
+    SAME_AS_DEST,
+    Attr,
+    Opcode,
+    Src,
+)
 
 __all__ = ["VerifyError", "VerificationFailed", "Verifier", "verify_ssa"]
 
@@ -116,6 +126,17 @@ def _source_name(ins: Instruction, position: int, spec: Src | None) -> str:
     if spec is None:
         return f"source {position} of {ins.name}"
     return f"source {spec.name} of {ins.name}"
+
+
+_ATTRIBUTE_NAMES: dict[int, tuple[Opcode, frozenset[str]]] = {}  # id(row) -> (row, names)
+
+
+def _attribute_names(row: Opcode) -> frozenset[str]:
+    """The names of the attributes `row` declares (worked out once per row)."""
+    found = _ATTRIBUTE_NAMES.get(id(row))
+    if found is None or found[0] is not row:
+        found = _ATTRIBUTE_NAMES[id(row)] = (row, frozenset(attr.name for attr in row.attrs))
+    return found[1]
 
 
 # --- the checks ---------------------------------------------------------------------------------
@@ -337,7 +358,7 @@ class Verifier:
     def check_attrs(self, block: Block, index: int, ins: Instruction) -> None:
         row = ins.opcode
         given = ins.attrs
-        if len(given) == len(row.attrs) and all(attr.name in given for attr in row.attrs):
+        if given.keys() == _attribute_names(row):
             # exactly the declared names (the common case): only the values can be wrong
             for attr in row.attrs:
                 value = given[attr.name]

@@ -163,7 +163,7 @@ class _MachineVerifier:
             problem = operand_problem(src.ref)
             if problem:
                 self.error(block, index, problem, ins)
-        for ref in ins.defs():
+        for ref in (ins.dest,) if ins.dest is not None else ins.dests:  # (ins.defs())
             problem = operand_problem(ref)
             if problem:
                 self.error(block, index, problem, ins)
