@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from agxir.ir import Function, Immediate, Instruction, Operand, Value
+from agxir.rewrite import slot_spec
 
 # `#0` with no modifiers: what Mesa's agx_is_equiv(src, agx_zero()) accepts.
 ZERO = Operand(Immediate(0))
@@ -67,8 +68,6 @@ def may_read_instead(b, operand: str, definition: str) -> bool:
     is one the row describes (or a phi's), it accepts the operand's kind, and the operand
     is not that instruction's own result (which only happens in unreachable code, and
     following it would never end)."""
-    from agxir.rewrite import slot_spec
-
     replacement, defined, user = b[operand], b[definition], b.root
     if replacement.ref is defined.dest:
         return False

@@ -3,9 +3,20 @@ the replay flags that bring a finding's pipeline back."""
 
 from __future__ import annotations
 
-from agxir.machine.pipeline import MACHINE_PASSES
+from agxir.machine.pipeline import MACHINE_PASSES, MACHINE_PIPELINES
+from agxir.passes import ADDRESS_PIPELINE, DEFAULT_PIPELINE, PASSES, UnknownPass
 from agxir.passes.registry import CONTRACTS
 from fuzz.commands.errors import UsageError
+from fuzz.passes_under_test import (
+    PassLoadError,
+    command_pass,
+    contract_of,
+    machine_prefix,
+    named_units,
+    python_pass,
+    registered,
+    replay_arguments,
+)
 
 # The level of function each machine pass takes (its first check raises on any other): a
 # view of the registry's contracts.
@@ -16,8 +27,6 @@ def from_level(pipeline: list[str], level: str) -> list[str]:
     """The steps of a machine pipeline from the first that takes a `level` function (a
     program already at that level skips the lowering before it); [] if none does. A step
     with no contract (a user's pass) is taken to take an SSA program."""
-    from fuzz.passes_under_test import contract_of
-
     for position, name in enumerate(pipeline):
         contract = contract_of(name)
         if (contract.takes if contract else "ssa") == level:
@@ -31,15 +40,6 @@ def units_under_test(args, level: str = "ssa") -> tuple[list, list[list]]:
     For a program below SSA (`level` exec, vreg or machine) the defaults are the machine
     pipelines from the step that takes that level, and a machine pass named alone runs
     after the steps from that level to its own."""
-    from agxir.passes import ADDRESS_PIPELINE, DEFAULT_PIPELINE, PASSES, UnknownPass
-    from fuzz.passes_under_test import (
-        PassLoadError,
-        command_pass,
-        named_units,
-        python_pass,
-        registered,
-    )
-
     user = []
     try:
         user += [python_pass(spec) for spec in args.python_passes or []]
@@ -54,8 +54,6 @@ def units_under_test(args, level: str = "ssa") -> tuple[list, list[list]]:
         units = named_units(names) + user
     except (UnknownPass, PassLoadError) as error:
         raise UsageError(f"agxfuzz: {error}") from None
-    from agxir.machine.pipeline import MACHINE_PIPELINES
-    from fuzz.passes_under_test import machine_prefix
 
     by_name = {unit.name: unit for unit in units}
     if level != "ssa":
@@ -80,9 +78,6 @@ def units_under_test(args, level: str = "ssa") -> tuple[list, list[list]]:
 
 def _below_ssa(args, units, user, level: str) -> tuple[list, list[list]]:
     """`units_under_test` for an exec, vreg or machine program."""
-    from agxir.machine.pipeline import MACHINE_PIPELINES
-    from fuzz.passes_under_test import machine_prefix, registered
-
     if args.passes is None and not user:
         names: list[list[str]] = []
         for pipeline in MACHINE_PIPELINES:
@@ -104,8 +99,6 @@ def _below_ssa(args, units, user, level: str) -> tuple[list, list[list]]:
 
 
 def replay_flags(units):
-    from fuzz.passes_under_test import replay_arguments
-
     by_name = {unit.name: unit for unit in units}
     return lambda finding: replay_arguments([by_name[name] for name in finding.pipeline])
 

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
+from fuzz import VERSION
+from fuzz.campaign import default_jobs
 from fuzz.commands.errors import UsageError
+from fuzz.commands.report import require_dot, write_report
+from fuzz.commands.units import units_under_test
 from fuzz.corpus import DEFAULT_COVERAGE_EVERY
+from fuzz.findings import write_atomically
+from fuzz.reports import write_sarif
+from fuzz.zoo.catalogue import UnknownVariant, select
+from fuzz.zoo.runner import run_variant, summary
 
 
 def zoo_variants(args):
     """The variants `--only` names (all of them without it): fuzz.zoo.catalogue's."""
-    from fuzz.zoo.catalogue import UnknownVariant, select
-
     try:
         return select(args.only)
     except UnknownVariant as error:
@@ -50,24 +58,14 @@ def _mesa_variants(args):
 
 def default_pipelines() -> list:
     """The pipelines a default `agxfuzz run` checks every program with."""
-    import argparse
-
-    from fuzz.commands.units import units_under_test
-
     default = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
     return units_under_test(default)[1]
 
 
 def run_zoo(args) -> int:
-    from fuzz import VERSION
-    from fuzz.campaign import default_jobs
-    from fuzz.reports import write_sarif
-    from fuzz.zoo.runner import run_variant, summary
-
     mesa = getattr(args, "mesa", None) is not None  # the variants planted in Mesa's C
     variants, refused = _mesa_variants(args) if mesa else (zoo_variants(args), [])
     if getattr(args, "html", None):  # refuse now, not after the zoo, when dot is missing
-        from fuzz.commands.report import require_dot
 
         require_dot("agxfuzz zoo --html")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
@@ -114,8 +112,6 @@ def run_zoo(args) -> int:
     if args.sarif:
         write_sarif(args.sarif, [(o.finding, o.files) for o in outcomes if o.caught], VERSION)
     if getattr(args, "html", None):
-        from fuzz.commands.report import write_report
-
         write_report(args.html, out, title=f"agxfuzz zoo, seed {seed}",
                      records=[o.files.record for o in outcomes if o.caught and o.files])
     missed = [o.variant.name for o in outcomes if not o.caught] + refused
@@ -131,10 +127,6 @@ def _num(value) -> str:
 
 def _write_junit(path: str, outcomes) -> None:
     """A variant is a test case that passes when the suite caught it."""
-    from xml.etree import ElementTree
-
-    from fuzz.findings import write_atomically
-
     suite = ElementTree.Element("testsuite", name="agxfuzz.zoo", tests=str(len(outcomes)),
                                 failures=str(sum(not o.caught for o in outcomes)))
     for outcome in outcomes:

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from agxir.passes.contract import Contract, variant
 from agxir.passes.registry import CONTRACTS
+from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig, run_campaign
 from fuzz.findings import FindingStore
-from fuzz.passes_under_test import PassUnderTest
+from fuzz.passes_under_test import PassUnderTest, registered, replay_arguments
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,6 @@ class Variant:
         return variant(CONTRACTS[self.of], unit.name, self.description, unit.run)
 
     def pipeline(self) -> list[PassUnderTest]:
-        from fuzz.passes_under_test import registered
-
         middle = [self.make_pass()] if self.make_pass else []
         return (
             [registered(name) for name in self.before]
@@ -96,7 +95,6 @@ def run_variant(variant: Variant, *, seconds: float | None = None, seed: int, jo
     default: the blind stream the zoo's tables were timed on)."""
     if (seconds is None) == (programs is None):
         raise ValueError("run_variant: give either seconds or programs")
-    from agxir.text import parse_function
 
     mesa = variant.mesa
     pipelines = [*(mesa.pipelines() if mesa else [variant.pipeline()]), *(beside or [])]
@@ -148,8 +146,6 @@ def run_variant(variant: Variant, *, seconds: float | None = None, seed: int, jo
 def _replay_flags(pipeline):
     """The flags of the finding's own pipeline: the reducer may have dropped steps of the
     variant's (a bug that shows before the copy lowering no longer needs it)."""
-    from fuzz.passes_under_test import replay_arguments
-
     by_name = {unit.name: unit for unit in pipeline}
     return lambda finding: replay_arguments(
         [by_name[name] for name in finding.pipeline if name in by_name] or pipeline)
