@@ -21,12 +21,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from agxir.ir import Function
 from agxir.passes.contract import LOWERS_PRESSURE, PROMOTES_ADDRESS_MATH
 from agxir.passes.registry import CONTRACTS, promising
+from agxir.verifier import verify
+from oracles.encoding import encoding_failure
 from oracles.inputs import InputSet
+from oracles.machine.copy_checker import check_copy_lowering
+from oracles.machine.pressure_oracle import demand_difference
+from oracles.machine.ra_checker import (
+    AlignmentError,
+    Meaning,
+    RAError,
+    RAErrorKind,
+    check_allocation,
+)
+from oracles.machine.schedule_oracle import pressure_rise
 from oracles.outcomes import (
     RETRY_FACTOR,
     STATIC_FACTOR,
@@ -38,9 +50,6 @@ from oracles.outcomes import (
     output_budget,
     ran_away,
 )
-
-if TYPE_CHECKING:
-    from oracles.machine.ra_checker import AlignmentError, Meaning, RAError
 
 # The passes each step oracle beyond the common ones holds to a promise, from the registry's
 # contracts (agxir.passes.registry; each promise is explained in agxir.passes.contract):
@@ -130,8 +139,6 @@ def ra_signature_key(error: RAError | AlignmentError) -> str:
     register as they are, the instructions' texts with names and numbers blanked, each
     value by its `_shape`. It equals the key the message gave when signatures were read
     off messages, so a finding keeps the signature it had."""
-    from oracles.machine.ra_checker import RAErrorKind
-
     kind = error.kind
     if kind is RAErrorKind.WRONG_VALUE:
         held = ", ".join(_shape(m) for m in error.held) or "nothing the program defined"
@@ -173,15 +180,11 @@ class StepOracle:
 
 
 def _verifier(harness: Judge, step: Step) -> Verdict | None:
-    from agxir.verifier import verify
-
     errors = verify(step.after)
     return Verdict(str(errors[0])) if errors else None
 
 
 def _encoding(harness: Judge, step: Step) -> Verdict | None:
-    from oracles.encoding import encoding_failure
-
     problem = encoding_failure(step.before, step.after)
     return Verdict(str(problem)) if problem else None
 
@@ -240,13 +243,14 @@ def _refinement(harness: Judge, step: Step) -> Verdict | None:
 
 
 def _tv(harness: Judge, step: Step) -> Verdict | None:
-    from oracles.smt.refinement import tv_finding
+    from oracles.smt.refinement import tv_finding  # loaded late: z3, only for --tv
 
     failure = tv_finding(step.before, step.after, harness.tv_threads)
     return Verdict(*failure) if failure else None
 
 
 def _promotion(harness: Judge, step: Step) -> Verdict | None:
+    # Loaded late: z3, whose import costs a process 0.3 s, only once a step promotes.
     from oracles.smt.promotion import promotion_failures
 
     threads = max(s.threads for s in harness.input_sets)
@@ -258,8 +262,6 @@ def _promotion(harness: Judge, step: Step) -> Verdict | None:
 
 
 def _ra_checker(harness: Judge, step: Step) -> Verdict | None:
-    from oracles.machine.ra_checker import check_allocation
-
     errors = check_allocation(step.before, step.after)
     if not errors:
         return None
@@ -267,22 +269,16 @@ def _ra_checker(harness: Judge, step: Step) -> Verdict | None:
 
 
 def _copy_checker(harness: Judge, step: Step) -> Verdict | None:
-    from oracles.machine.copy_checker import check_copy_lowering
-
     errors = check_copy_lowering(step.before, step.after)
     return Verdict(str(errors[0])) if errors else None
 
 
 def _demand(harness: Judge, step: Step) -> Verdict | None:
-    from oracles.machine.pressure_oracle import demand_difference
-
     difference = demand_difference(step.before, step.after)
     return Verdict(difference) if difference else None
 
 
 def _pressure(harness: Judge, step: Step) -> Verdict | None:
-    from oracles.machine.schedule_oracle import pressure_rise
-
     rise = pressure_rise(step.before, step.after)
     return Verdict(f"{rise}, though {step.name} promises lower pressure") if rise else None
 

@@ -32,6 +32,7 @@ def zoo_variants(args):
 def _mesa_variants(args):
     """`--mesa`: (the variants planted in Mesa's C, each built; the patches that do not
     apply to the tree, each reported by name on stderr)."""
+    # The Mesa bridge is loaded late: only a --mesa zoo needs it.
     from fuzz.mesa.build import MesaBuildError
     from fuzz.mesa.variants import names
     from fuzz.mesa.zoo import mesa_variants
