@@ -8,11 +8,13 @@ cost at run time is a numpy call, not an interpretive dispatch.
 
 from __future__ import annotations
 
+import re
+
 from agxir.ir import Immediate, Instruction, Uniform, Value
 
 # Text that makes an expression's value depend on more than its operands' names: storage
 # (V, H, U), the per-run lane state and its effects (X), and the active-lane mask.
-_IMPURE = ("X.", "V[", "H[", "U[", "act")
+_IMPURE = re.compile(r"X\.|V\[|H\[|U\[|act")
 
 
 def _mask(width: int) -> int:
@@ -49,7 +51,7 @@ class NumpyEmitter:
         thread ids only is computed once per block: those never change within it, so the
         same text means the same value (semantics repeat operand checks, as float inputs'
         NaN tests). Anything reading storage, the lanes' state or the mask is emitted as is."""
-        pure = not any(part in expression for part in _IMPURE)
+        pure = _IMPURE.search(expression) is None
         if pure:
             name = self.computed.get(expression)
             if name is not None:

@@ -335,7 +335,8 @@ class CompiledWave:
         C = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
         lane_index = np.arange(lanes, dtype=np.uint64)
         H = [((GARBAGE ^ half ^ lane_index) & 0xFFFF) | 1 for half in range(NUM_HALVES)]
-        V = {name: (0xDEADBEEF ^ lane_index * 0x9E3779B1) & 0xFFFFFFFF for name in self.names}
+        # Never mutated in place (a write replaces the entry), so one array serves every name.
+        V = dict.fromkeys(self.names, (0xDEADBEEF ^ lane_index * 0x9E3779B1) & 0xFFFFFFFF)
         waves = len(input_sets)
         at = np.zeros(waves, dtype=np.int64)  # each wave's block position
         steps = np.zeros(waves, dtype=np.int64)
