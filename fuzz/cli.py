@@ -10,15 +10,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib import import_module
 
 from fuzz import VERSION
-from fuzz.commands.errors import UserError
+from fuzz.commands.errors import UserError, one_line_errors
 from fuzz.commands.limits import (
     MAX_INTERPRETED_BUFFER,
     MAX_THREADS,
     set_max_interpreted_buffer,
     set_max_threads,
 )
+from fuzz.commands.mesa import add_agree_parser  # defines flags only; the bridge loads late
 from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
@@ -26,8 +28,6 @@ def _command(target: str):
     """The handler `module:function`, imported only when its command runs."""
 
     def handler(args) -> int:
-        from importlib import import_module
-
         module, function = target.split(":")
         return getattr(import_module(module), function)(args)
 
@@ -361,8 +361,6 @@ def build_parser() -> argparse.ArgumentParser:
     mesa_cov.add_argument("--keep", metavar="DIR", help="keep the .gcda files and the "
                           "campaign's findings in DIR")
     mesa_cov.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    from fuzz.commands.mesa import add_agree_parser  # defines flags only, imports nothing
-
     add_agree_parser(mesa_actions)
     mesa_cmd.set_defaults(handler=_command("fuzz.commands.mesa:run_mesa"))
     return parser
@@ -410,8 +408,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except UserError as error:
-        from fuzz.commands.errors import one_line_errors
-
         print(one_line_errors(str(error)), file=sys.stderr)
         return error.exit_status
     except KeyboardInterrupt:

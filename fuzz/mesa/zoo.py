@@ -25,8 +25,27 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from fuzz.mesa.passes import MESA_PASSES, PREFIX, NotTranslatable
-from fuzz.passes_under_test import PassUnderTest
+from agxir.ir import clone_function
+from agxir.text import parse_function
+from agxir.verifier import verify
+from fuzz.generate import ChoiceSource, generate_inputs
+from fuzz.harness import Harness
+from fuzz.mesa import variants as patches
+from fuzz.mesa.build import build_bridge, check_tree, default_mesa_src
+from fuzz.mesa.client import BridgeClient, run_passes
+from fuzz.mesa.opcodes import untranslatable
+from fuzz.mesa.passes import (
+    MESA_PASSES,
+    MESA_PIPELINES,
+    PREFIX,
+    NotTranslatable,
+    mesa_prefix,
+    reference_difference,
+)
+from fuzz.mesa.wire import Untranslatable, encode
+from fuzz.passes_under_test import PassUnderTest, registered
+from fuzz.zoo.runner import Variant
+from oracles.machine.pressure_oracle import demand_difference
 
 GATED = "(no difference from clean Mesa)"
 # Where each planted bug lives, for the table and the docs.
@@ -56,8 +75,6 @@ class _Clients:
         self.clients: dict[str, object] = {}
 
     def get(self, binary: str):
-        from fuzz.mesa.client import BridgeClient
-
         client = self.clients.get(binary)
         if client is None or client.owner_pid != os.getpid():
             client = self.clients[binary] = BridgeClient(Path(binary), timeout=10.0)
@@ -72,12 +89,6 @@ def clean_fails_unaided(fn, names: list[str], clean: str) -> bool:
     needs no inputs: a crash, the verifier after each step, the demand oracle after agx_ra,
     agx_compute_liveness against the reference. (Refinement needs the campaign's inputs: a
     clean refinement failure is caught by `MesaBuild.confirm` instead.)"""
-    from agxir.ir import clone_function
-    from agxir.verifier import verify
-    from fuzz.mesa.client import run_passes
-    from fuzz.mesa.passes import reference_difference
-    from oracles.machine.pressure_oracle import demand_difference
-
     current = fn
     for name in names:
         outcome = run_passes(_CLIENTS.get(clean), current, MESA_PASSES[name[len(PREFIX):]])
@@ -102,8 +113,6 @@ def gated(unit: PassUnderTest, names: list[str], clean: str, variant: str) -> Pa
     (the rest of the pipeline's Mesa passes) answer differently on the clean and the variant
     bridge, and clean Mesa has no finding of its own there (`clean_fails_unaided`)."""
     passes = _bridge_passes(names)
-    from fuzz.mesa.opcodes import untranslatable
-    from fuzz.mesa.wire import Untranslatable, encode
 
     def run(fn) -> bool:
         if fn.level in ("exec", "machine") and not untranslatable(fn):
@@ -126,8 +135,6 @@ def gated(unit: PassUnderTest, names: list[str], clean: str, variant: str) -> Pa
 
 def mesa_pipeline_names() -> list[list[str]]:
     """The pipelines `run --mesa` runs, by name (fuzz/mesa/campaign.py's)."""
-    from fuzz.mesa.passes import MESA_PIPELINES, mesa_prefix
-
     names: list[list[str]] = []
     for pipeline in MESA_PIPELINES:
         full = mesa_prefix(pipeline[0])[:-1] + list(pipeline)
@@ -150,8 +157,6 @@ class MesaBuild:
     clean: str
 
     def pipelines(self) -> list[list[PassUnderTest]]:
-        from fuzz.passes_under_test import registered
-
         out = []
         with self.bridge():
             for names in mesa_pipeline_names():
@@ -195,11 +200,6 @@ def _signature(finding) -> tuple:
 def clean_fails_alike(finding, clean: str) -> str | None:
     """The clean bridge's finding on `finding`'s reproducer and pipeline when it has the
     same pass, oracle and message (paths aside), else None."""
-    from agxir.text import parse_function
-    from fuzz.generate import ChoiceSource, generate_inputs
-    from fuzz.harness import Harness
-    from fuzz.passes_under_test import registered
-
     fn = parse_function(finding.program)
     inputs = ([finding.input_set] if finding.input_set is not None
               else generate_inputs(fn, ChoiceSource.from_seed(0), threads=32, sets=8))
@@ -225,10 +225,6 @@ def mesa_variants(only: list[str] | None = None, src: Path | None = None,
     """(the zoo's Variants, one per patch, each with its bridge built or found in the
     cache; the patches that do not apply to `src`). `on_build(name, bridge)` is called
     after each build. MesaBuildError for a tree that does not build at all."""
-    from fuzz.mesa import variants as patches
-    from fuzz.mesa.build import build_bridge, check_tree, default_mesa_src
-    from fuzz.zoo.runner import Variant
-
     tree = Path(src if src is not None else default_mesa_src() or ".").resolve()
     check_tree(tree)
     applying, refused = [], []
