@@ -218,3 +218,42 @@ def test_the_circle_finder_finds_circles():
     # (the allowed circles may shrink while this runs; one of them is still there)
     assert any(circle <= allowed for circle in circles for allowed in CIRCLES_ALLOWED)
     assert all(len(c) > 1 for c in circles)
+
+
+def late_imports_without_a_reason(path: Path) -> list[tuple[int, str]]:
+    """Imports made inside a function of `path` with no comment saying "loaded late" (on
+    the import's line, or on a line of its function before it): (line, text) each."""
+    text = path.read_text()
+    lines = text.splitlines()
+    found = []
+    for function in ast.walk(ast.parse(text)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                said = lines[function.lineno - 1: node.lineno]
+                if not any("loaded late" in line.lower() for line in said):
+                    found.append((node.lineno, lines[node.lineno - 1].strip()))
+    return found
+
+
+# Modules whose late imports dodge the import circle of CIRCLES_ALLOWED; they go with it.
+LATE_IMPORTS_ALLOWED = {"fuzz/harness.py", "fuzz/processes.py", "fuzz/passes_under_test.py",
+                        "fuzz/mesa/passes.py"}
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_inside_functions_only_load_late_what_is_heavy(path: Path):
+    """An import inside a function is for a heavy or optional dependency loaded only when
+    needed (redis, matplotlib, z3, the Mesa bridge), with a comment saying so; anything
+    else belongs at the top, where a reader sees what a module depends on."""
+    if str(path.relative_to(ROOT)) in LATE_IMPORTS_ALLOWED:
+        return
+    assert late_imports_without_a_reason(path) == []
+
+
+def test_the_late_import_rule_sees_an_unexplained_import(tmp_path: Path):
+    module = tmp_path / "m.py"
+    module.write_text('def f():\n    import json\n    return json\n\n\n'
+                      'def g():\n    import redis  # loaded late: optional\n    return redis\n')
+    assert late_imports_without_a_reason(module) == [(2, "import json")]

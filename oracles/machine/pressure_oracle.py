@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from agxir.ir import NUM_HALVES, R0L, Function, Register, Value
 from agxir.machine.occupancy import threads_for_halves
+from agxir.machine.pressure import demand
+from agxir.text import format_instruction
 from oracles.liveness_reference import ReferenceLiveness, reference_liveness
 
 _CONTROL = frozenset({
@@ -116,9 +118,6 @@ def reference_mesa_demand(fn: Function, ref: ReferenceLiveness | None = None) ->
 def mesa_demand_difference(fn: Function) -> str | None:
     """None when `agxir.machine.pressure.demand` agrees with the reference at every point of
     SSA- or exec-level `fn`; else the first point where it does not."""
-    from agxir.machine.pressure import demand
-    from agxir.text import format_instruction
-
     got = demand(fn)
     for key, want in reference_mesa_points(fn).items():
         if hasattr(key, "instructions"):

@@ -26,6 +26,7 @@ and a timeout ("unknown") is never stored, so it can never come back as proved.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
 import json
 import os
@@ -33,6 +34,10 @@ import sys
 import types
 from dataclasses import fields, is_dataclass
 from pathlib import Path
+
+import z3
+
+from agxir.opcodes.table import OPCODES
 
 FORMAT = 1
 PROVER_MODULES = (
@@ -93,8 +98,6 @@ def printed(thing) -> str:
 def _module_source(name: str) -> str:
     module = sys.modules.get(name)
     if module is None:
-        import importlib
-
         module = importlib.import_module(name)
     try:
         return inspect.getsource(module)
@@ -109,10 +112,6 @@ def prover_hash() -> str:
     """The prover's sources, the opcode table's rows and the z3 version, hashed once."""
     global _PROVER_HASH
     if _PROVER_HASH is None:
-        import z3
-
-        from agxir.opcodes.table import OPCODES
-
         rows = "\n".join(printed({f.name: getattr(op, f.name) for f in fields(op)
                                   if f.name != "semantics"}) for op in OPCODES.values())
         parts = [_module_source(name) for name in PROVER_MODULES]
@@ -136,8 +135,6 @@ def _called_functions(code, scope: dict, found: dict) -> None:
 def semantics_hash(opcode_name: str) -> str:
     """The source of an opcode's semantics function and of every agxir.opcodes function it
     calls (transitively), hashed; "" for an opcode without semantics or an unknown name."""
-    from agxir.opcodes.table import OPCODES
-
     op = OPCODES.get(opcode_name)
     fn = getattr(op, "semantics", None)
     if fn is None:

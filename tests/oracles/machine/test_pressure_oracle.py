@@ -123,7 +123,7 @@ def test_mesa_demand_is_held_to_the_reference_at_every_point(monkeypatch):
             wrong.entry[block] += sum(2 for _ in block.phis())
         return wrong
 
-    monkeypatch.setattr(pressure, "demand", phis_twice)
+    monkeypatch.setattr(pressure_oracle, "demand", phis_twice)  # where the oracle reads it
     # r0l, %p and %a at join's entry: 5; the phi counted again: 7.
     assert mesa_demand_difference(exec_fn) == (
         "Mesa's demand at the entry of join is 7 halves, the reference 5"
