@@ -1,6 +1,7 @@
 """The demand oracle: the reference demand against what an allocation reports, the bound
 and the halves it uses."""
 
+import oracles.machine.pressure_oracle as pressure_oracle
 from agxir.ir import clone_function
 from agxir.machine.lower_cf import lower_cf
 from agxir.machine.regalloc import run_ra
