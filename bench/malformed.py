@@ -17,6 +17,8 @@ import time
 import traceback
 from pathlib import Path
 
+from agxir.ir import SSA
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agxir.text import ParseError, parse_function, print_function  # noqa: E402
@@ -73,7 +75,7 @@ def main() -> None:
 
                 try:
                     sets = random_input_sets(fn, 2, seed=index, count=1)
-                    if fn.level == "ssa":
+                    if fn.level == SSA:
                         CompiledFunction(fn).run(sets, fuel=2000)
                     else:
                         run_wave(fn, sets, fuel=2000)

@@ -30,6 +30,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from agxir.ir import (
+    EXEC,
+    MACHINE,
+    SSA,
     Function,
     Immediate,
     Register,
@@ -330,7 +333,7 @@ def _declined(error: Exception, fn: Function) -> bool:
     a finding, but only when the independent reference (`oracles.structure_reference`,
     which shares no code with lower-cf) agrees the program is unstructurable: a lowering
     that gives up on a structurable program has crashed."""
-    if type(error).__name__ != "Unstructurable" or fn.level != "ssa":
+    if type(error).__name__ != "Unstructurable" or fn.level != SSA:
         return False
     from oracles.structure_reference import unstructurable_reason
 
@@ -389,7 +392,7 @@ class Harness:
         key = text if fuel == self.fuel else (text, fuel)
         found = self._outcomes.get(key)
         if found is None:
-            if fn.level == "ssa":
+            if fn.level == SSA:
                 compiled = CompiledFunction(fn)
                 found = compiled.run(self.input_sets, fuel=fuel)
                 if compiled.diverged:
@@ -410,7 +413,7 @@ class Harness:
         refinement compares with). Every oracle is a function of exactly those, so the
         verdict is reused, not recomputed."""
         key = (step.name, step.before_text, step.after_text,
-               step.source_text if step.after.level != "ssa" else None)
+               step.source_text if step.after.level != SSA else None)
         if key in self._verdicts:
             return self._verdicts[key]
         found = None
@@ -426,7 +429,7 @@ class Harness:
     def _reached(self, name: str, work: Function, paths: Counter) -> None:
         """The machine paths a pass run took (features `path:<pass>/<path>`), counted for
         the program if some pipeline brings it to the machine level."""
-        self._machine = self._machine or work.level == "machine"
+        self._machine = self._machine or work.level == MACHINE
         for path, count in paths.items():
             if count:
                 self._paths.add(path)
@@ -504,7 +507,7 @@ class Harness:
     def check_pipeline(self, fn: Function, text: str, pipeline: Sequence[PassUnderTest]):
         original = text
         current, current_text = fn, text
-        exec_fn = fn if fn.level == "exec" else None  # the last exec-level program seen
+        exec_fn = fn if fn.level == EXEC else None  # the last exec-level program seen
         names: list[str] = []
         features = self.features
         for position, step in enumerate(pipeline):
@@ -592,6 +595,6 @@ class Harness:
                 oracle, judged = verdict
                 return found(oracle, judged.message, judged.input_set, judged.signature_key)
             current, current_text = work, after
-            if work.level == "exec":
+            if work.level == EXEC:
                 exec_fn = work
         return None

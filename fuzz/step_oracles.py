@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agxir.ir import Function
+from agxir.ir import EXEC, MACHINE, SSA, VREG, Function
 from agxir.passes.contract import LOWERS_PRESSURE, PROMOTES_ADDRESS_MATH
 from agxir.passes.registry import CONTRACTS, promising
 from agxir.verifier import verify
@@ -95,14 +95,14 @@ class Step:
     def allocates(self) -> bool:
         """A register allocation: values or vregs in, physical registers out (a whole
         backend that optimizes before it allocates is judged by refinement instead)."""
-        return (self.before.level in ("exec", "vreg") and self.after.level == "machine"
+        return (self.before.level in (EXEC, VREG) and self.after.level == MACHINE
                 and self.name not in WHOLE_BACKENDS)
 
     @property
     def lowers_copies(self) -> bool:
         """Parallel copies sequentialized: machine in (no phis left), no copies out."""
         return (
-            self.before.level == self.after.level == "machine"
+            self.before.level == self.after.level == MACHINE
             and _has(self.before, "parallel_copy")
             and not _has(self.before, "phi")
             and not _has(self.after, "parallel_copy")
@@ -203,7 +203,7 @@ def _refinement(harness: Judge, step: Step) -> Verdict | None:
     times as much; still out, it is a finding only when a lane of it was active past the
     budget (`ran_away`), else the step is inconclusive on that input set and counted
     (`Stats.inconclusive`), never a finding (docs/guarantees.md)."""
-    if step.after.level == "ssa":
+    if step.after.level == SSA:
         reference, reference_text = step.before, step.before_text
     else:
         reference, reference_text = step.source, step.source_text
@@ -284,16 +284,16 @@ def _pressure(harness: Judge, step: Step) -> Verdict | None:
 
 
 def _ssa_only(harness: Judge, step: Step) -> bool:
-    return step.before.level == step.after.level == "ssa"
+    return step.before.level == step.after.level == SSA
 
 
 STEP_ORACLES: tuple[StepOracle, ...] = (
     StepOracle("verifier", lambda h, s: True, _verifier),
     StepOracle("encoding", lambda h, s: True, _encoding),  # what AGX can encode (issue 19)
-    StepOracle("liveness", lambda h, s: h.check_liveness and s.after.level in ("ssa", "exec"),
+    StepOracle("liveness", lambda h, s: h.check_liveness and s.after.level in (SSA, EXEC),
                _liveness),
     StepOracle("ra-checker", lambda h, s: s.allocates, _ra_checker),
-    StepOracle("demand", lambda h, s: s.allocates and s.before.level == "exec", _demand),
+    StepOracle("demand", lambda h, s: s.allocates and s.before.level == EXEC, _demand),
     StepOracle("copy-checker", lambda h, s: s.lowers_copies, _copy_checker),
     StepOracle("refinement", lambda h, s: True, _refinement),
     StepOracle("pressure", lambda h, s: lowers_pressure(s.name) and _ssa_only(h, s), _pressure),

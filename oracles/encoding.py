@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agxir.ir import Function, Immediate, Instruction, Register
+from agxir.ir import MACHINE, Function, Immediate, Instruction, Register
 from agxir.opcodes.spec import INT
 
 __all__ = ["Problem", "encoding_failure", "problems"]
@@ -147,7 +147,7 @@ def _register_problems(ins: Instruction) -> list[tuple[tuple[str, str], str]]:
 
 def problems(fn: Function) -> list[Problem]:
     """Everything in `fn` that AGX's encoding cannot hold, in block order."""
-    machine = fn.level == "machine"
+    machine = fn.level == MACHINE
     found = []
     for block in fn.blocks:
         for index, ins in enumerate(block.instructions):

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agxir import ir
 from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Register
 from agxir.machine.block_liveness import live_after, live_out
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES, opcodes_for_level
@@ -236,7 +237,7 @@ class FuseExecCmp:
             branch_block.instructions.remove(branch)
 
     def run(self) -> bool:
-        if self.fn.level != "machine" or any(ins.is_phi for ins in self.fn.instructions()):
+        if self.fn.level != ir.MACHINE or any(ins.is_phi for ins in self.fn.instructions()):
             return False  # registers only, after lower-phis (phis read on edges, not here)
         changed = False
         for block in list(self.fn.blocks):

@@ -37,7 +37,17 @@ from collections.abc import Generator
 from dataclasses import dataclass
 
 from agxir.cfg import CFG
-from agxir.ir import R0L, Block, Function, Immediate, Instruction, Operand, Value, clone_function
+from agxir.ir import (
+    R0L,
+    SSA,
+    Block,
+    Function,
+    Immediate,
+    Instruction,
+    Operand,
+    Value,
+    clone_function,
+)
 from agxir.machine.opcodes import opcodes_for_level
 from agxir.machine.paths import reached
 from agxir.machine.structure import Loop, Names, Unstructurable, canonicalize, post_dominators
@@ -349,7 +359,7 @@ def _order_phi_sources(fn: Function) -> None:
 
 def lower_cf(fn: Function, lowering_class: type[Lowering] = Lowering) -> bool:
     """Lower `fn` (SSA) in place to the exec level; raises Unstructurable."""
-    if fn.level != "ssa":
+    if fn.level != SSA:
         raise ValueError(f"lower-cf takes an SSA function, not {fn.level}")
     work = clone_function(fn)
     lowering = lowering_class(work)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agxir import ir
 from agxir.ir import Function, Immediate, Instruction, Operand, Register
 from agxir.machine.opcodes import opcodes_for_level
 from agxir.machine.paths import reached
@@ -170,7 +171,7 @@ def emit(steps: list[tuple[str, int, int]], xor_swaps: bool = True) -> list[Inst
 
 
 def lower_copies(fn: Function, split=split, sequence=sequence, emit=emit) -> bool:
-    if fn.level != "machine":
+    if fn.level != ir.MACHINE:
         raise ValueError(f"lower-copies takes a machine-level function, not {fn.level}")
     changed = False
     for block in fn.blocks:

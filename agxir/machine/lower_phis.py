@@ -11,7 +11,7 @@ the copy run for exactly the lanes that take the edge; a critical edge is an err
 
 from __future__ import annotations
 
-from agxir.ir import Block, Function, Instruction, Operand
+from agxir.ir import MACHINE, Block, Function, Instruction, Operand
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES, opcodes_for_level
 from agxir.passes.pass_ import Pass
 
@@ -34,7 +34,7 @@ def insert_at_end(block: Block, copy: Instruction) -> None:
 
 
 def lower_phis(fn: Function) -> bool:
-    if fn.level != "machine":
+    if fn.level != MACHINE:
         raise ValueError(f"lower-phis takes a machine-level function, not {fn.level}")
     moves: dict[Block, list[tuple[object, Operand]]] = {}
     changed = False

@@ -24,7 +24,7 @@ their path reads. `lower-cf` itself leaves no critical edge. Each split is count
 
 from __future__ import annotations
 
-from agxir.ir import Block, Function, Instruction, Operand, Value, VirtualRegister
+from agxir.ir import EXEC, Block, Function, Instruction, Operand, Value, VirtualRegister
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES, opcodes_for_level
 from agxir.machine.paths import reached
 from agxir.passes.pass_ import Pass
@@ -86,7 +86,7 @@ def split_critical_edges(fn: Function) -> int:
 
 
 def out_of_ssa(fn: Function) -> bool:
-    if fn.level != "exec":
+    if fn.level != EXEC:
         raise ValueError(f"out-of-ssa takes an exec-level function, not {fn.level}")
     reached("edge-split", split_critical_edges(fn))
     vregs: dict[Value, VirtualRegister] = {}

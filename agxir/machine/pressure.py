@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agxir.ir import Block, Function, Instruction, Register, Value
+from agxir.ir import EXEC, SSA, Block, Function, Instruction, Register, Value
 from agxir.liveness import Liveness
 from agxir.machine.occupancy import OCCUPANCY, threads_for_halves
 from agxir.machine.regalloc import has_control_flow
@@ -179,7 +179,7 @@ def machine_stats(fn: Function) -> Stats:
     demand, and threads the occupancy of the register file `agx_ra` would size."""
     instructions = list(fn.instructions())
     copies = sum(1 for ins in instructions if is_copy(ins))
-    if fn.level in ("ssa", "exec"):
+    if fn.level in (SSA, EXEC):
         need = demand(fn)
         return Stats(len(instructions), need.maximum, need.threads, copies)
     halfregs = max_half_used(fn) + 1

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 from agxir.cfg import CFG
 from agxir.ir import (
+    EXEC,
     NUM_HALVES,
     R0L,
     Block,
@@ -405,7 +406,7 @@ def allocate_in_place(
     allocator_class: type[Allocator] = Allocator,
 ) -> Allocation:
     """`allocate` without the copy: `fn` itself becomes the machine-level result."""
-    if fn.level != "exec":
+    if fn.level != EXEC:
         raise ValueError(f"register allocation takes an exec-level function, not {fn.level}")
     if not callable(bound) and not 1 <= bound <= NUM_HALVES:
         raise ValueError(f"a register bound is 1..{NUM_HALVES} halves, not {bound}")

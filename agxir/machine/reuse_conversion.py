@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agxir.ir import Block, Function, Instruction, VirtualRegister
+from agxir.ir import VREG, Block, Function, Instruction, VirtualRegister
 from agxir.machine.block_liveness import live_after, live_out
 from agxir.machine.vreg_alloc import (
     killed_indices,
@@ -220,7 +220,7 @@ def decisions(fn: Function, reuse: type[ConversionReuse] = ConversionReuse) -> l
 
 
 def run_reuse(fn: Function, reuse: type[ConversionReuse] = ConversionReuse) -> bool:
-    if fn.level != "vreg":
+    if fn.level != VREG:
         raise ValueError(f"reuse-conversion takes a vreg-level function, not {fn.level}")
     return reuse(fn).run()
 

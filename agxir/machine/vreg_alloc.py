@@ -19,7 +19,7 @@ of an if is written only by the lanes of each side.
 
 from __future__ import annotations
 
-from agxir.ir import R0L, Block, Function, Register, VirtualRegister
+from agxir.ir import R0L, VREG, Block, Function, Register, VirtualRegister
 from agxir.machine.block_liveness import live_out
 from agxir.machine.regalloc import DEFAULT_BOUND, RegisterBoundExceeded, has_control_flow
 from agxir.opcodes.table import BITOP_ALIASES
@@ -137,7 +137,7 @@ def colour(fn: Function, bound: int = DEFAULT_BOUND, kills=killed_indices) -> di
 
 
 def vreg_ra(fn: Function, bound: int = DEFAULT_BOUND, kills=killed_indices) -> bool:
-    if fn.level != "vreg":
+    if fn.level != VREG:
         raise ValueError(f"vreg-ra takes a vreg-level function, not {fn.level}")
     start = {vreg.index: register.half for vreg, register in colour(fn, bound, kills).items()}
 

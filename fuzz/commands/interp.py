@@ -13,6 +13,7 @@ import json
 import random
 import sys
 
+from agxir.ir import SSA
 from fuzz.commands.errors import UsageError
 from fuzz.commands.loaders import input_sets_for, load_function, parse_input_spec
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
@@ -100,7 +101,7 @@ def run_interp(args) -> int:
         if args.seed is None:
             args.seed = random.SystemRandom().randrange(1 << 32)
         sets = input_sets_for(fn, args)
-    compiled = CompiledFunction(fn) if fn.level == "ssa" else CompiledWave(fn)
+    compiled = CompiledFunction(fn) if fn.level == SSA else CompiledWave(fn)
     outcomes = compiled.run(sets, fuel=args.fuel or DEFAULT_FUEL)
     if args.json:
         report = {

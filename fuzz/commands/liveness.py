@@ -16,6 +16,7 @@ printed and the command exits 1 with the first difference.
 
 from __future__ import annotations
 
+from agxir.ir import SSA
 from agxir.liveness import Liveness
 from fuzz.commands.errors import UsageError, UserError
 from fuzz.commands.loaders import load_function
@@ -30,7 +31,7 @@ def _names(values, order: dict) -> str:
 
 def run_liveness(args) -> int:
     fn = load_function(args.file, interpreted=False)
-    if fn.level != "ssa":
+    if fn.level != SSA:
         raise UsageError(f"{args.file}: liveness is computed for SSA functions; this one is "
                          f"func.{fn.level}")
     order = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 
+from agxir.ir import VREG
 from agxir.machine.stats import function_stats
 from agxir.passes import UnknownPass
 from agxir.text import print_function
@@ -33,7 +34,7 @@ def opt_command(args) -> int:
     for name, changed in changes:
         print(f"; {name}: {'changed' if changed else 'no change'}")
     if getattr(args, "stats", False):
-        if fn.level == "vreg":  # virtual registers: neither Mesa's demand nor an allocation
+        if fn.level == VREG:  # virtual registers: neither Mesa's demand nor an allocation
             print("; stats: none: --stats needs an allocated (machine-level) result or an "
                   "SSA or exec one (Mesa's demand); this pipeline ends at level vreg")
         else:

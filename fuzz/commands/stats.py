@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agxir.ir import SSA
 from agxir.text import ParseError, parse_function
 from agxir.verifier import verify
 from fuzz.commands.errors import UsageError
@@ -54,7 +55,7 @@ def _read_dir(directory: str) -> list[tuple[str, str]]:
         errors = verify(fn)
         if errors:
             raise UsageError(f"{path}: {errors[0]}")
-        if fn.level != "ssa":
+        if fn.level != SSA:
             raise UsageError(f"{path}: a {fn.level}-level function; stats compiles SSA programs")
         out.append((path.stem, text))
     return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agxir import ir
+from agxir.ir import MACHINE
 from fuzz.mesa.wire import Liveness, Names, decode, encode
 
 DEFAULT_TIMEOUT = 10.0  # seconds per request
@@ -196,7 +197,7 @@ class Outcome:
 
 def output_level(fn: ir.Function, passes: list[str] | tuple[str, ...]) -> str:
     allocating = {"ra", "ra-direct"} & set(passes)
-    return "machine" if fn.level == "machine" or allocating else fn.level
+    return "machine" if fn.level == MACHINE or allocating else fn.level
 
 
 def run_passes(client: BridgeClient, fn: ir.Function, passes: list[str] | tuple[str, ...],

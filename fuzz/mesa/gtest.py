@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from agxir.ir import EXEC, MACHINE
 from agxir.text import parse_function
 from fuzz.commands.errors import UsageError
 from fuzz.mesa import build, variants
@@ -386,7 +387,7 @@ def gtest_case(case: FindingCase, src: Path, clean: Path, finding_bridge: Path,
     fn = parse_function(case.program)
     for step in case.pipeline[:at]:
         registered(step).run(fn)
-    if fn.level not in ("exec", "machine"):
+    if fn.level not in (EXEC, MACHINE):
         raise GtestError(f"agxfuzz: the input of {case.pass_name} is at the {fn.level} level")
     wire, names = encode(fn)
     table = _opcodes(src)

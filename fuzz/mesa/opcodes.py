@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from agxir.ir import R0L, Function, VirtualRegister
+from agxir.ir import EXEC, R0L, SSA, VREG, Function, VirtualRegister
 from agxir.machine.opcodes import MACHINE_ROWS
 from agxir.opcodes.table import OPCODES
 
@@ -131,7 +131,7 @@ def untranslatable(fn: Function) -> Counter:
     """The opcodes of `fn` Mesa has no counterpart for, with their counts (empty when the
     whole function translates). The SSA level's branches count as `jump` / `if_icmp (ssa)`."""
     counts: Counter = Counter()
-    ssa, vreg, exec_level = fn.level == "ssa", fn.level == "vreg", fn.level == "exec"
+    ssa, vreg, exec_level = fn.level == SSA, fn.level == VREG, fn.level == EXEC
     for block in fn.blocks:
         for ins in block.instructions:
             name = ins.opcode.name

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from agxir.ir import Function
+from agxir.ir import EXEC, MACHINE, SSA, Function
 from agxir.passes.contract import WHOLE_BACKEND, Contract, placed
 from fuzz.mesa.client import BACKEND, BridgeClient, run_passes
 from fuzz.mesa.opcodes import untranslatable
@@ -142,13 +142,13 @@ def mesa_pass(name: str) -> PassUnderTest:
     def run(fn: Function) -> bool:
         from agxir.text import print_function
 
-        missing = untranslatable(fn) if fn.level in ("exec", "machine") else None
+        missing = untranslatable(fn) if fn.level in (EXEC, MACHINE) else None
         if missing:
             NOT_TRANSLATABLE.update(missing)
             raise NotTranslatable(missing)
         before = print_function(fn)
         try:
-            outcome = run_passes(client(), fn, bridge_passes, checked=fn.level != "ssa")
+            outcome = run_passes(client(), fn, bridge_passes, checked=fn.level != SSA)
         except Untranslatable as error:
             raise NotTranslatable(Counter({str(error): 1})) from None
         result = outcome.result

@@ -8,6 +8,7 @@ from dataclasses import fields
 from functools import lru_cache
 
 from agxir import ir
+from agxir.ir import MACHINE
 from agxir.machine.opcodes import opcodes_for_level
 from agxir.opcodes import OPCODES
 from fuzz.mesa.opcodes import CONVERT_BY_MESA
@@ -489,7 +490,7 @@ class _Decoder:
         instructions: list[ir.Instruction] | None = None
         preds: list[ir.Block] = []
         general, readers, srcs, dests = self._instruction, self.readers, self.srcs, self.dests
-        if self.level != "machine":  # (allocated, an answer names registers, not values)
+        if self.level != MACHINE:  # (allocated, an answer names registers, not values)
             self._seed()
         block = self.block
         for line in lines:

@@ -7,6 +7,7 @@ registers) and keeps the numbering in a `Names` for the decoder."""
 from __future__ import annotations
 
 from agxir import ir
+from agxir.ir import EXEC, MACHINE
 from fuzz.mesa.opcodes import BY_MODEL, convert_mode, untranslatable
 from fuzz.mesa.wire_format import (
     COND_ROWS,
@@ -154,7 +155,7 @@ class _Encoder:
             imm = a["mask"]
         elif name == "mov_imm":
             imm = a["value"]
-            if self.fn.level == "exec" and ins.dest == ir.R0L:
+            if self.fn.level == EXEC and ins.dest == ir.R0L:
                 mesa, imm, dests = "begin_cf", 0, []
         elif name == "convert":
             mode = convert_mode(ins)
@@ -357,7 +358,7 @@ FAST_WRITERS = {
 
 def encode(fn: ir.Function, *, checked: bool = False) -> tuple[list[str], Names]:
     """The wire lines of `fn` and the numbering `decode` needs; raises Untranslatable."""
-    if fn.level not in ("exec", "machine"):
+    if fn.level not in (EXEC, MACHINE):
         raise Untranslatable(f"a {fn.level}-level function: Mesa's backend takes the exec "
                              "level (run lower-cf first) or the machine level")
     missing = None if checked else untranslatable(fn)  # checked: the caller just did

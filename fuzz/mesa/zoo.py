@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agxir.ir import clone_function
+from agxir.ir import EXEC, MACHINE, clone_function
 from agxir.text import parse_function
 from agxir.verifier import verify
 from fuzz.generate import ChoiceSource, generate_inputs
@@ -101,7 +101,7 @@ def clean_fails_unaided(fn, names: list[str], clean: str) -> bool:
         after.blocks, after.level, after.notes = got.blocks, got.level, dict(got.notes)
         if verify(after):
             return True
-        if name == f"{PREFIX}ra" and current.level == "exec" and demand_difference(current,
+        if name == f"{PREFIX}ra" and current.level == EXEC and demand_difference(current,
                                                                                  after):
             return True
         current = after
@@ -115,7 +115,7 @@ def gated(unit: PassUnderTest, names: list[str], clean: str, variant: str) -> Pa
     passes = _bridge_passes(names)
 
     def run(fn) -> bool:
-        if fn.level in ("exec", "machine") and not untranslatable(fn):
+        if fn.level in (EXEC, MACHINE) and not untranslatable(fn):
             try:
                 lines, _ = encode(fn)
             except Untranslatable:

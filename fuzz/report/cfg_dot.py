@@ -16,7 +16,7 @@ import shutil
 import subprocess
 
 from agxir.cfg import CFG
-from agxir.ir import Function, Instruction
+from agxir.ir import SSA, Function, Instruction
 from agxir.text import format_instruction
 
 REMOVED = "#ffc2c2"  # a row of the function before the pass that the pass changed or dropped
@@ -107,7 +107,7 @@ def cfg_dot(fn: Function, highlight: dict[str, set[int]] | None = None, *,
     for block in cfg.blocks:
         marked = highlight.get(block.name, set())
         header = block.name + ("  (entry)" if block is entry else "")
-        if block.logical_successors and fn.level != "ssa":
+        if block.logical_successors and fn.level != SSA:
             header += "  -> " + ", ".join(s.name for s in block.logical_successors)
         rows = [_cell(header, HEADER, bold=True)]
         for index, ins in enumerate(block.instructions):

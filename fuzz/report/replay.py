@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 
-from agxir.ir import clone_function
+from agxir.ir import SSA, clone_function
 from agxir.passes import RULE_TABLES, UnknownPass
 from agxir.rewrite import counting_rule_hits
 from agxir.text import ParseError, parse_function, print_function
@@ -235,7 +235,7 @@ def _replay(record: Record, pass_timeout: float) -> Replay:
     if input_set is not None:
         result.input_summary = _describe_inputs(input_set)
         if ran:
-            reference = before if after.level == "ssa" else fn
+            reference = before if after.level == SSA else fn
             _lanes(result, reference, after, input_set, harness.fuel)
         else:
             result.lanes_note = "the pass left no function to run"
@@ -336,7 +336,7 @@ def _describe_inputs(input_set) -> str:
 
 
 def _run_one(fn, input_set, fuel: int):
-    if fn.level == "ssa":
+    if fn.level == SSA:
         return CompiledFunction(fn).run([input_set], fuel=fuel)[0]
 
     return run_wave(fn, [input_set], fuel=fuel)[0]
@@ -349,8 +349,8 @@ def _lanes(result: Replay, reference, after, input_set, fuel: int) -> None:
     except Exception as error:  # noqa: BLE001 - a broken function the interpreter refuses
         result.lanes_note = f"cannot run the functions: {type(error).__name__}: {error}"
         return
-    which = "the function before the pass" if reference.level == "ssa" and (
-        after.level == "ssa") else "the SSA program the pipeline started from"
+    which = "the function before the pass" if reference.level == SSA and (
+        after.level == SSA) else "the SSA program the pipeline started from"
     if not isinstance(want, Returned):
         result.lanes_note = (f"{which} ended in {want.describe()} on this input set: any "
                              "behaviour after the pass is allowed")

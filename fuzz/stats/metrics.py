@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import astuple, dataclass
 
-from agxir.ir import Function, VirtualRegister, clone_function
+from agxir.ir import MACHINE, VREG, Function, VirtualRegister, clone_function
 from agxir.machine.pressure import demand, machine_stats
 from agxir.machine.vreg_alloc import vreg_liveness
 
@@ -76,14 +76,14 @@ def vreg_pressure(fn: Function) -> int:
 def pressure_before(step: str, fn: Function) -> int:
     """The pressure of `fn` about to be allocated by `step` (see the module)."""
     try:
-        return vreg_pressure(fn) if fn.level == "vreg" else demand(fn).maximum
+        return vreg_pressure(fn) if fn.level == VREG else demand(fn).maximum
     except Exception as error:  # measuring is ours, but say where it broke
         raise CompileFailed(f"pressure before {step}", error) from None
 
 
 def measured(fn: Function, pressure: int | None) -> Metrics:
     """The metrics of `fn` at the end of a pipeline whose allocator saw `pressure`."""
-    if pressure is None or fn.level != "machine":
+    if pressure is None or fn.level != MACHINE:
         raise CompileFailed("pipeline", ValueError(
             f"ends at the {fn.level} level without a register allocator"))
     stats = machine_stats(fn)
