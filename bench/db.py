@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzz.corpus.db import open_db  # noqa: E402
-from fuzz.corpus.entry import CorpusEntry  # noqa: E402
+from fuzz.campaign_db.db import open_db  # noqa: E402
+from fuzz.campaign_db.entry import CorpusEntry  # noqa: E402
 from fuzz.generate import GENERATOR_VERSION  # noqa: E402
 
 

@@ -8,7 +8,7 @@ statistics, prints progress, replaces workers a pass took down, and reduces
 (`fuzz.reduce.finding`), deduplicates and writes each new finding atomically.
 
 With `guidance`, program i is fresh or a mutant of a corpus entry, and programs that reach
-new features enter the corpus (`fuzz.corpus.guided`): with one job the seed still replays
+new features enter the corpus (`fuzz.campaign_db.guided`): with one job the seed still replays
 the run; with several, each worker's programs depend on its own corpus only, and every
 finding's record carries its program's choice bytes and origin, so it replays on its own.
 """
@@ -35,10 +35,10 @@ from agxir.ir import Function
 from agxir.liveness import Liveness
 from agxir.machine.pipeline import ALTERNATIVES
 from agxir.text import print_function
+from fuzz.campaign_db.db import CampaignDB
+from fuzz.campaign_db.entry import CorpusEntry
+from fuzz.campaign_db.guided import CampaignCorpus, Case, WorkerGuide, annotate_record, case_program
 from fuzz.campaign_messages import Checked, Checking, Done, Failed, Found, Kept, Message, Reached
-from fuzz.corpus.db import CampaignDB
-from fuzz.corpus.entry import CorpusEntry
-from fuzz.corpus.guided import CampaignCorpus, Case, WorkerGuide, annotate_record, case_program
 from fuzz.findings import FindingFiles, FindingStore, restore_unwritten, write_claimed
 
 # Re-exported: fuzz.stats.runner and fuzz.mesa.agree still import it from here.
@@ -88,7 +88,7 @@ class CampaignConfig:
     # defeated it (ignored SIGALRM, stopped itself): its worker is killed, a timeout finding
     shard: tuple[int, int] = (1, 1)  # (K, N): this run checks programs K-1, K-1+N, ...
     db: CampaignDB | None = None  # findings claimed there before written
-    guidance: bool = False  # a coverage-guided corpus (fuzz.corpus.guided); off: the blind
+    guidance: bool = False  # a coverage-guided corpus (fuzz.campaign_db.guided); off: the blind
     # stream tests pin
     shared_corpus: bool = False  # guided workers also start from the database's corpus
     coverage_every: int = 0  # branch coverage of the passes for one program in K (0: none)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fuzz.corpus.entry import CorpusEntry
-from fuzz.corpus.guided import Case
+from fuzz.campaign_db.entry import CorpusEntry
+from fuzz.campaign_db.guided import Case
 from fuzz.harness import Finding, Stats
 
 

@@ -13,6 +13,7 @@ import sys
 from importlib import import_module
 
 from fuzz import VERSION
+from fuzz.campaign_db import DEFAULT_COVERAGE_EVERY
 from fuzz.commands.errors import UserError, one_line_errors
 from fuzz.commands.limits import (
     MAX_INTERPRETED_BUFFER,
@@ -21,7 +22,6 @@ from fuzz.commands.limits import (
     set_max_threads,
 )
 from fuzz.commands.mesa import add_agree_parser  # defines flags only; the bridge loads late
-from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 
 
 def _command(target: str):

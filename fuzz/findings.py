@@ -2,7 +2,7 @@
 
 Every file is written to a temporary name in the same directory and renamed into place, so
 an interrupted campaign never leaves half a finding behind. With a campaign database
-(`fuzz.corpus.db`), a finding is recorded there, claimed, then written (`write_claimed`),
+(`fuzz.campaign_db.db`), a finding is recorded there, claimed, then written (`write_claimed`),
 so machines sharing the database write each finding once, and a run writes at its start
 what a killed run recorded but never wrote (`restore_unwritten`).
 """
@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from fuzz.corpus.db import DBError
+from fuzz.campaign_db.db import DBError
 from fuzz.harness import Finding
 from fuzz.processes import recorded_memory_limit
 from oracles.inputs import InputSet

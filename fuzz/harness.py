@@ -15,7 +15,7 @@ rule hits, near misses and paths) into the stats and features as a fresh run wou
 pass under test is taken to be a function of its input text, as the oracles' verdicts are.
 
 While it checks a program the harness also collects the program's features
-(`Harness.features`, see `fuzz.corpus.features`): which passes changed it, which rules fired
+(`Harness.features`, see `fuzz.campaign_db.features`): which passes changed it, which rules fired
 or near-missed, which oracle paths ran. A guided campaign keeps programs that reach new ones.
 """
 
@@ -45,7 +45,7 @@ from agxir.machine.paths import counting_paths
 from agxir.rewrite import counting_rule_hits
 from agxir.rewrite.matcher import recording_near_misses
 from agxir.text import print_function
-from fuzz.corpus import features as feature
+from fuzz.campaign_db import features as feature
 from fuzz.passes_under_test import PassUnderTest
 from fuzz.processes import WALL_BACKSTOP, PassMemoryLimit, pass_memory_limit
 from fuzz.step_oracles import (

@@ -39,7 +39,7 @@ from fuzz.harness import Finding
 
 FORMAT = 1
 MIN_EXPECTED_HITS = 5.0  # P(no hit | the baseline's rate) = e^-5 < 1%
-ORACLE = "missed-rule"  # the finding kind (fuzz.reports.ORACLE_HELP says what it means)
+ORACLE = "missed-rule"  # the finding kind (fuzz.ci_reports.ORACLE_HELP says what it means)
 
 
 class BaselineError(Exception):

@@ -12,7 +12,7 @@ update rules are the hardware's (dougallj/applegpu, quoted in Mesa commit 41b789
     push_exec n:  if_fcmp #0.0, #0.0, eq, n  (always true: inactive lanes get +n)
     break n:      active lanes: r0l = n      (AGX: mov_imm r0l, n; pop_exec 0)
 
-Each rule is written once here, against the bit-vector interface (`agxir.opcodes.machine`),
+Each rule is written once here, against the bit-vector interface (`agxir.opcodes.bitvectors`),
 as `update(m, ins, r0l) -> r0l`; the condition is the SSA branch's own semantics. These rows
 exist only at the exec, vreg and machine levels (`opcodes_for_level`); at the SSA level
 `if_icmp` is still the two-target terminator.

@@ -2,7 +2,7 @@
 
 `load_rule_file` reads a rule file (Python: executed, see `rulefile`), `instances` infers
 bit sizes and instantiates each rule, `evaluate` computes either side of an instance on any
-`Machine` (z3's or the concrete one), and `NIR_OPS` is the opcode table whose semantics are
+`BitVectors` (z3's or the concrete one), and `NIR_OPS` is the opcode table whose semantics are
 written once against that interface. Nothing here imports z3; `oracles.smt.nir_rules` proves.
 """
 

@@ -1,4 +1,4 @@
-"""Semantics of NIR's bit-field, bit-counting and AGX-specific opcodes against `Machine`.
+"""Semantics of NIR's bit-field, bit-counting and AGX-specific opcodes against `BitVectors`.
 
 Same conventions as `agxir.nir.integer_ops`. Shift amounts are always masked into range
 before they reach the machine, also on paths whose result is undefined, so the concrete

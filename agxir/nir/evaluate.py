@@ -1,4 +1,4 @@
-"""Evaluating one side of a rule instance on any `Machine`, with undefined values tracked.
+"""Evaluating one side of a rule instance on any `BitVectors`, with undefined values tracked.
 
 `evaluate(m, node, instance, side, env)` returns an `Evaluated`: the node's bits, and when
 the value may be undefined, the backend Bool saying where (None means always defined) with

@@ -1,4 +1,4 @@
-"""Semantics of the NIR float opcodes that `Machine`'s IEEE operations can express.
+"""Semantics of the NIR float opcodes that `BitVectors`'s IEEE operations can express.
 
 Only f16 and f32 have machine semantics (the backends have no f64); any other width raises
 `Unsupported`, which the prover reports naming the opcode and width, never as verified.

@@ -1,4 +1,4 @@
-"""Semantics of NIR's integer, boolean and bit-field opcodes, written once against `Machine`.
+"""Semantics of NIR's integer, boolean and bit-field opcodes, written once against `BitVectors`.
 
 Every function has the signature `(m, args, widths, w)`: the backend, the source values, their
 widths and the destination width, and returns the destination's bits. Booleans are NIR's:

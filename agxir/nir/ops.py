@@ -3,7 +3,7 @@
 A row says the destination type and each source type as NIR spells them (`int`, `uint32`,
 `bool1`, `float`): a type without a size is "unsized" and shares one bit size with the
 opcode's other unsized slots; a sized type fixes that slot. `semantics` is the function in
-`integer_ops`, `bitfield_ops` or `float_ops`, written once against `Machine`; None means the
+`integer_ops`, `bitfield_ops` or `float_ops`, written once against `BitVectors`; None means the
 opcode is known (so sizes can be inferred) but has no semantics here, and the prover reports
 it as unsupported. `agx` names the AGX opcode-table row that computes the same thing, where
 one exists (tests/agxir/nir/test_agx_agreement.py checks each pair on random inputs).

@@ -3,7 +3,7 @@
 Three treatments, reported per instance:
 
 * assumed: the predicate constrains the value, and the proof assumes it (written against
-  `Machine`, so the concrete replay checks it too), e.g. `is_unsigned_multiple_of_4`;
+  `BitVectors`, so the concrete replay checks it too), e.g. `is_unsigned_multiple_of_4`;
 * no meaning: it steers matching, use counts or cost (`is_used_once`, `is_not_const`,
   `many-comm-expr`, a rule's `options->...` condition), so values are unconstrained and a
   proof without it is the proof;

@@ -1,6 +1,6 @@
 """Semantics of the integer, bitwise, compare/select and address-math opcodes.
 
-Each function takes a backend `m` (see `machine.Machine`) and the instruction, and returns
+Each function takes a backend `m` (see `bitvectors.BitVectors`) and the instruction, and returns
 the destination's bits. Only static facts (sizes, attributes) steer Python control flow;
 everything that depends on a value goes through `m`.
 """

@@ -13,7 +13,7 @@ HEADER = """# Opcode reference
 
 Generated from `agxir/opcodes/table.py` by `python -m agxir.opcodes.reference`; do not edit
 by hand. Semantics are in `agxir/opcodes/{integer,floating,effects}.py`, written once against
-the bit-vector interface of `agxir/opcodes/machine.py`. Where the model departs from AGX,
+the bit-vector interface of `agxir/opcodes/bitvectors.py`. Where the model departs from AGX,
 `docs/agx-departures.md` says so.
 
 Source kinds: `int` (extended to the operation's width: sign-extended unless `.abs`, which

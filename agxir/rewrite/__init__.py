@@ -7,7 +7,7 @@ building and the driver, `concrete` for the Python-int machine computed parts ru
 `instances` for the legal concrete instances of a pattern that the proof enumerates.
 """
 
-from agxir.rewrite.concrete import CONCRETE, ConcreteMachine
+from agxir.rewrite.concrete import CONCRETE, ConcreteBitVectors
 from agxir.rewrite.matcher import (
     CONCRETE_EVALUATOR,
     Bindings,
@@ -40,7 +40,7 @@ from agxir.rewrite.pattern import (
 )
 
 __all__ = [
-    "CONCRETE", "CONCRETE_EVALUATOR", "Bind", "Bindings", "ConcreteMachine", "Emit", "Ins",
+    "CONCRETE", "CONCRETE_EVALUATOR", "Bind", "Bindings", "ConcreteBitVectors", "Emit", "Ins",
     "Match", "Namer", "NewImm", "OneOf", "Opnd", "Rule", "RuleError", "Use", "any_", "apply_rules", "counting_rule_hits",
     "build", "defined_by", "imm", "match_at", "matches", "reg", "slot_spec", "uniform",
     "value", "zero",

@@ -1,7 +1,7 @@
-"""The bit-vector `Machine` on plain Python ints, for evaluating a rule's computed parts.
+"""The bit-vector `BitVectors` on plain Python ints, for evaluating a rule's computed parts.
 
 A rule's computed immediates and value preconditions are written once against
-`agxir.opcodes.machine.Machine`. When a pass rewrites a program they run here, on the
+`agxir.opcodes.bitvectors.BitVectors`. When a pass rewrites a program they run here, on the
 concrete 16-bit immediates of the match; when the audit proves the rule they run on z3 terms.
 Integers are unsigned and masked to their width; truth values are Python bools. Only the
 integer and truth-value part is implemented: rules compute integer immediates, and reading
@@ -20,8 +20,8 @@ def _signed(value: int, width: int) -> int:
     return value - (1 << width) if value >> (width - 1) else value
 
 
-class ConcreteMachine:
-    """Implements the integer and Bool operations of `Machine` on Python ints."""
+class ConcreteBitVectors:
+    """Implements the integer and Bool operations of `BitVectors` on Python ints."""
 
     def const(self, value: int, width: int) -> int:
         return value & _mask(width)
@@ -94,7 +94,7 @@ class ConcreteMachine:
 
     def __getattr__(self, name: str):
         # Floats, memory and operands have no place in a rule's computed parts.
-        raise NotImplementedError(f"rules compute on integers; Machine.{name} is not available")
+        raise NotImplementedError(f"rules compute on integers; BitVectors.{name} is not available")
 
 
-CONCRETE = ConcreteMachine()
+CONCRETE = ConcreteBitVectors()

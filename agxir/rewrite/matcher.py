@@ -7,7 +7,7 @@ instructions without touching the function. `apply_rules(fn, rules, order, once_
 walks a function and rewrites in place: that is what every rule-table pass runs.
 
 What is computed from bindings goes through an evaluator: `CONCRETE_EVALUATOR` reads the
-matched immediates as ints and runs computed parts on `ConcreteMachine`. The audit
+matched immediates as ints and runs computed parts on `ConcreteBitVectors`. The audit
 (`oracles.smt.rules`) passes its own evaluator, so the same match, precondition and build code
 produce z3 terms for the proof: there is no second copy of a rule's meaning.
 
@@ -89,7 +89,7 @@ class Bindings(Mapping):
     """What a match bound, by name, plus the machine computed parts run on.
 
     `b[name]`: an Operand, attribute value, size, opcode name or Instruction. `b.m`: the
-    Machine. `b.imm(name)`: a bound immediate's 16-bit value on that machine. `b.root` is the
+    BitVectors. `b.imm(name)`: a bound immediate's 16-bit value on that machine. `b.root` is the
     matched root; `b.position` the focused source's position (focus rules).
     """
 

@@ -17,13 +17,13 @@ pattern has a `focus` (one source, at any position) instead rewrites just that s
 its replacement is a single source template: that is how copy propagation is a rule.
 
 Computed things are small functions of a `Bindings` (see `agxir.rewrite.matcher`):
-immediates and preconditions are written against the bit-vector `Machine` (`b.m`), so the
+immediates and preconditions are written against the bit-vector `BitVectors` (`b.m`), so the
 same function runs on Python ints when a pass rewrites and on z3 terms when the audit proves
 the rule. Attribute values, sizes and opcodes are computed from bound attributes and sizes
 only, which are concrete in both places; a value that depends on an immediate is written
 as a family of rules, one per value, each with a precondition (as Mesa does for lea shifts).
 A precondition returns a Python bool for what depends on the program's shape (operand kinds,
-the use site's Src spec) and a Machine truth value for what depends on immediates, combined
+the use site's Src spec) and a BitVectors truth value for what depends on immediates, combined
 with `b.m.both`/`either`/`negate` (Python's `and` may join a bool to a truth value, but
 `not` and `if` on one only work on ints, not in a proof).
 """

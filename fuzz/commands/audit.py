@@ -25,10 +25,10 @@ import agxir.passes as passes
 from agxir.passes import PASSES
 from fuzz import VERSION
 from fuzz.campaign import default_jobs
+from fuzz.ci_reports import sarif_document, sarif_location, write_sarif_document
 from fuzz.commands.errors import UsageError
 from fuzz.commands.nir_audit import run_nir_audit
 from fuzz.findings import write_atomically
-from fuzz.reports import sarif_document, sarif_location, write_sarif_document
 from oracles.smt.audit_pool import prove_rules
 from oracles.smt.proof_cache import ProofCache, default_cache_dir
 

@@ -13,10 +13,10 @@ import json
 import sys
 from pathlib import Path
 
+from fuzz.campaign_db.db import DBError, open_db
+from fuzz.campaign_db.entry import CorpusEntry, EntryError
 from fuzz.commands.errors import UsageError
 from fuzz.commands.loaders import read_text
-from fuzz.corpus.db import DBError, open_db
-from fuzz.corpus.entry import CorpusEntry, EntryError
 from fuzz.findings import FindingStore, finding_from_record, write_atomically
 from fuzz.generate import GENERATOR_VERSION
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fuzz.commands.errors import UsageError
 from fuzz.findings import write_atomically
-from fuzz.report import DotMissing, build_report, dot_program
+from fuzz.html_report import DotMissing, build_report, dot_program
 
 
 def require_dot(flag: str = "agxfuzz report") -> None:

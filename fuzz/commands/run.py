@@ -10,14 +10,14 @@ from agxir.machine.paths import PATHS
 from agxir.passes import RULE_TABLES
 from fuzz import VERSION
 from fuzz.campaign import CampaignConfig, default_jobs, run_campaign
+from fuzz.campaign_db.db import DEFAULT_DB_NAME, DBError, open_db
+from fuzz.ci_reports import json_report, write_json_report, write_junit, write_sarif
 from fuzz.commands.errors import UsageError
 from fuzz.commands.isolation import pass_memory
 from fuzz.commands.loaders import writable_output
 from fuzz.commands.report import require_dot, write_report
 from fuzz.commands.units import replay_flags, units_under_test
-from fuzz.corpus.db import DEFAULT_DB_NAME, DBError, open_db
 from fuzz.findings import FindingStore
-from fuzz.reports import json_report, write_json_report, write_junit, write_sarif
 from fuzz.rule_baseline import BaselineError, expect_rules, load_baseline, rule_rates, write_rates
 
 

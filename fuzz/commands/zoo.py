@@ -11,12 +11,12 @@ from xml.etree import ElementTree
 
 from fuzz import VERSION
 from fuzz.campaign import default_jobs
+from fuzz.campaign_db import DEFAULT_COVERAGE_EVERY
+from fuzz.ci_reports import write_sarif
 from fuzz.commands.errors import UsageError
 from fuzz.commands.report import require_dot, write_report
 from fuzz.commands.units import units_under_test
-from fuzz.corpus import DEFAULT_COVERAGE_EVERY
 from fuzz.findings import write_atomically
-from fuzz.reports import write_sarif
 from fuzz.zoo.catalogue import UnknownVariant, select
 from fuzz.zoo.runner import run_variant, summary
 

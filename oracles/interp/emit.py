@@ -35,7 +35,7 @@ class Const(str):
 
 
 class NumpyEmitter:
-    """Implements `agxir.opcodes.machine.Machine` by emitting code into `lines`."""
+    """Implements `agxir.opcodes.bitvectors.BitVectors` by emitting code into `lines`."""
 
     def __init__(self):
         self.lines: list[str] = []

@@ -1,19 +1,18 @@
 """The z3 oracle: opcode semantics as z3 terms, for proving things about instructions.
 
 `encode_instruction(ins, operands, thread_id=..., memory=...)` runs an instruction's
-semantics on `Z3Machine` and returns an `EncodedInstruction` (result, undefined-behaviour
+semantics on `Z3BitVectors` and returns an `EncodedInstruction` (result, undefined-behaviour
 condition and reasons, memory after, exports). `Memory` models device memory as a z3 byte
 array plus buffer bounds; `function_memory` and `uniform_terms` lay out a function's buffers
 and uniforms exactly as the interpreter does. `value_of` evaluates a closed term and `bitvec`
 builds a constant, so callers need not import z3, which only this package may do.
 """
 
-from oracles.smt.instruction import EncodedInstruction, encode_instruction
-from oracles.smt.machine import (
+from oracles.smt.bitvectors import (
     CANONICAL_NAN,
     OUT_OF_BOUNDS,
     Memory,
-    Z3Machine,
+    Z3BitVectors,
     bitvec,
     buffer_base,
     concrete_memory,
@@ -22,13 +21,14 @@ from oracles.smt.machine import (
     uniform_terms,
     value_of,
 )
+from oracles.smt.instruction import EncodedInstruction, encode_instruction
 
 __all__ = [
     "CANONICAL_NAN",
     "OUT_OF_BOUNDS",
     "EncodedInstruction",
     "Memory",
-    "Z3Machine",
+    "Z3BitVectors",
     "bitvec",
     "buffer_base",
     "concrete_memory",

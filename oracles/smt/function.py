@@ -5,7 +5,7 @@ reverse postorder (a topological order, since a loop-free CFG is a DAG; a functi
 back edge raises `NotLoopFree`) and gives each block a path condition: the entry's is True,
 an edge's is its source block's AND the branch condition (or its negation, for the second
 target), a block's is the OR of its incoming edges'. Every instruction's semantics come from
-`encode_instruction` (so from `Z3Machine`, the one z3 implementation of the opcode table);
+`encode_instruction` (so from `Z3BitVectors`, the one z3 implementation of the opcode table);
 this module only threads its results through the control flow:
 
 * a phi is an If-chain over its incoming edges' conditions (at most one holds);
@@ -32,8 +32,8 @@ import z3
 
 from agxir.cfg import CFG
 from agxir.ir import Block, Function, Immediate, Instruction, Uniform, Value
+from oracles.smt.bitvectors import Memory, function_memory, uniform_terms
 from oracles.smt.instruction import encode_instruction
-from oracles.smt.machine import Memory, function_memory, uniform_terms
 
 __all__ = [
     "EncodedFunction",

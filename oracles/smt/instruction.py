@@ -1,11 +1,11 @@
-"""Encoding one instruction as z3 terms by running its row's semantics on `Z3Machine`.
+"""Encoding one instruction as z3 terms by running its row's semantics on `Z3BitVectors`.
 
 This module owns `encode_instruction` and its result, `EncodedInstruction`: the
 destination's term (a `BoolRef` for the branch condition of if_icmp/if_fcmp, None for
 instructions without a value), the undefined-behaviour condition of the thread (the OR of
 every condition the semantics and the memory model raise, with the reasons in the order
 they are raised), memory after the instruction, the exports it makes and, for a ballot, the
-thread's condition (the mask itself is uninterpreted: see `Z3Machine.ballot`). Phis are not
+thread's condition (the mask itself is uninterpreted: see `Z3BitVectors.ballot`). Phis are not
 instructions in this sense (their value is the incoming edge's); they are refused.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import z3
 
 from agxir.ir import Instruction, Uniform, Value
-from oracles.smt.machine import Memory, Z3Machine
+from oracles.smt.bitvectors import Memory, Z3BitVectors
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def encode_instruction(
     """
     if ins.is_phi:
         raise ValueError("a phi has no semantics of its own; take the incoming value")
-    machine = Z3Machine(operands, thread_id, memory)
+    machine = Z3BitVectors(operands, thread_id, memory)
     machine.instruction = ins
     result = ins.opcode.semantics(machine, ins)
     if result is not None and ins.dest is not None and isinstance(result, z3.BitVecRef):

@@ -43,10 +43,10 @@ from agxir.ir import Function, Instruction, clone_function
 from agxir.opcodes.effects import effective_address
 from agxir.text import format_instruction, print_function
 from oracles.memory_model import buffer_base
+from oracles.smt.bitvectors import Z3BitVectors, function_memory
 from oracles.smt.function import EncodedFunction, encode_function, evaluate, is_loop_free
 from oracles.smt.function import thread_bound as _thread_bound
 from oracles.smt.limits import limit
-from oracles.smt.machine import Z3Machine, function_memory
 
 __all__ = ["ACCESSES", "memory_accesses", "promotion_failures"]
 
@@ -96,7 +96,7 @@ def _uniform_terms(fn: Function, scalars: dict[str, z3.BitVecRef]) -> dict:
 
 
 def _address(encoded: EncodedFunction, ins: Instruction) -> z3.BitVecRef:
-    machine = Z3Machine(encoded.values, encoded.thread_id, encoded.memory)
+    machine = Z3BitVectors(encoded.values, encoded.thread_id, encoded.memory)
     machine.instruction = ins
     address, _ = effective_address(machine, ins, *ACCESSES[ins.name])
     return address

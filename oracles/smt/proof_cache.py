@@ -43,7 +43,7 @@ FORMAT = 1
 PROVER_MODULES = (
     "agxir.rewrite.instances", "agxir.rewrite.matcher", "agxir.rewrite.pattern",
     "agxir.rewrite.skeletons", "agxir.verifier", "agxir.opcodes.operands",
-    "oracles.smt.rules", "oracles.smt.instruction", "oracles.smt.machine",
+    "oracles.smt.rules", "oracles.smt.instruction", "oracles.smt.bitvectors",
 )
 
 

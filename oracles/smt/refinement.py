@@ -44,6 +44,7 @@ from oracles.interp import CompiledFunction
 from oracles.memory_model import buffer_base
 from oracles.outcomes import Returned, first_difference
 from oracles.refinement_relation import NOT_WRITTEN, Logic, slot_differs
+from oracles.smt.bitvectors import Memory, function_memory
 from oracles.smt.function import (
     EncodedFunction,
     Export,
@@ -54,7 +55,6 @@ from oracles.smt.function import (
     thread_bound,
 )
 from oracles.smt.limits import limit, mark, spent_ms
-from oracles.smt.machine import Memory, function_memory
 
 __all__ = [
     "Counterexample",

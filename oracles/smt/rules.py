@@ -11,7 +11,7 @@ the real matcher and builder, and asks z3 per instance whether some input has
 after first asking whether the precondition allows a computed immediate that does not fit
 its slot (a static question: such a replacement is not valid IR, whatever the inputs).
 
-Both sides are encoded with `encode_instruction` (the table's semantics on `Z3Machine`); a
+Both sides are encoded with `encode_instruction` (the table's semantics on `Z3BitVectors`); a
 symbolic immediate becomes a stand-in register read exactly as the immediate would be (16
 bits for integer reads, zero-extended for raw reads, the minifloat table for float reads).
 Memory is one 64-byte buffer at buffer_base(0) with symbolic contents; the thread id is 0.
@@ -60,9 +60,9 @@ from oracles.inputs import InputSet
 from oracles.interp import CompiledFunction
 from oracles.memory_model import buffer_base
 from oracles.outcomes import Returned
+from oracles.smt.bitvectors import ADDRESS_SORT, BYTE_SORT, Memory, Z3BitVectors
 from oracles.smt.instruction import encode_instruction
 from oracles.smt.limits import limit
-from oracles.smt.machine import ADDRESS_SORT, BYTE_SORT, Memory, Z3Machine
 
 DEFAULT_TIMEOUT_MS = 2000
 SPLIT_AFTER_MS = 250  # a query open this long is split on its immediates, when it can be
@@ -124,7 +124,7 @@ class ProofEvaluator:
     16-bit symbol, a computed one a new placeholder whose term is kept in `computed`."""
 
     def __init__(self) -> None:
-        self.machine = Z3Machine({})
+        self.machine = Z3BitVectors({})
         self.computed: dict[str, tuple[z3.BitVecRef, object]] = {}
 
     def begin(self) -> None:
@@ -254,7 +254,7 @@ class _Query:
 
     def read(self, ins: Instruction, in_target: bool) -> z3.BitVecRef:
         sub = self.substituted(ins, in_target)
-        machine = Z3Machine(self.terms, 0, self.memory)
+        machine = Z3BitVectors(self.terms, 0, self.memory)
         machine.instruction = sub
         return read_value(machine, sub, self.inst.skeleton.position)
 

@@ -13,7 +13,7 @@ import pytest
 from agxir.ir import Immediate, Operand, Value, clone_function
 from agxir.passes import PASSES
 from agxir.text import parse_function, print_function
-from fuzz.corpus import features as feature
+from fuzz.campaign_db import features as feature
 from fuzz.harness import Harness, _prints_as
 from fuzz.passes_under_test import PassUnderTest, registered
 from oracles.inputs import random_input_sets

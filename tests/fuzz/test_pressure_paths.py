@@ -9,11 +9,11 @@ from agxir.machine.paths import PATHS
 from agxir.machine.pipeline import ALTERNATIVES, DEMAND_PIPELINE, MACHINE_PIPELINE
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig, CampaignResult, alternatives
+from fuzz.ci_reports import json_report
 from fuzz.commands.run import _print_pressure_paths
 from fuzz.generate.cases import build_case
 from fuzz.harness import Harness, Stats
 from fuzz.passes_under_test import registered
-from fuzz.reports import json_report
 from oracles.inputs import InputSet
 from tests.agxir.machine.test_regalloc import SPLIT_IN_IF
 

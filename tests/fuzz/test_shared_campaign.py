@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.corpus.db import open_db
+from fuzz.campaign_db.db import open_db
 from tests.redis_server import redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ def test_shards_split_the_programs_of_a_seed_and_replay_them(tmp_path, monkeypat
     """Shard K of N checks programs K-1, K-1+N, ...; its workers share that slice; the
     shards together check what one unsharded run does, each program once."""
     import fuzz.campaign as campaign
-    import fuzz.corpus.guided as guided
+    import fuzz.campaign_db.guided as guided
     from fuzz.passes_under_test import registered
 
     log = tmp_path / "indices"
@@ -129,7 +129,7 @@ def test_two_campaigns_on_one_redis_write_each_finding_once(tmp_path, db_url, wr
 def _killed_inside_write_claimed(spec: str, out: Path, finding, where: str) -> None:
     """In a forked child: report `finding` and die by SIGKILL at `where` (a CampaignDB or
     FindingStore method), as a parent killed mid-write would."""
-    from fuzz.corpus.db import CampaignDB
+    from fuzz.campaign_db.db import CampaignDB
     from fuzz.findings import FindingStore, write_claimed
 
     def die(*args, **kwargs):

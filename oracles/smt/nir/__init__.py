@@ -1,7 +1,7 @@
 """z3 proofs of nir_algebraic rule instances (`prove_rule`, `prove_instance`), Alive-style.
 
 `prover` owns the refinement query and the verdicts; `integers` is the integer-arithmetic
-encoding of `Machine` tried when the bit-vector query times out.
+encoding of `BitVectors` tried when the bit-vector query times out.
 """
 
 from oracles.smt.nir.prover import (

@@ -1,4 +1,4 @@
-"""A second z3 encoding of `Machine`: w-bit values as mathematical integers in [0, 2**w).
+"""A second z3 encoding of `BitVectors`: w-bit values as mathematical integers in [0, 2**w).
 
 Bit-vector solving gives up on products of products (`amul(amul(a, #b), #c)`: nonlinear
 32- and 64-bit multiplication), which nonlinear integer arithmetic decides at once. This
@@ -22,7 +22,7 @@ def _constant(term) -> int | None:
     return simple.as_long() if z3.is_int_value(simple) else None
 
 
-class IntMachine:
+class IntBitVectors:
     def variable(self, name: str, width: int):
         return z3.Int(name)
 
@@ -114,4 +114,4 @@ class IntMachine:
         return z3.If(cond, a, b)
 
     def __getattr__(self, name: str):
-        raise NotImplementedError(f"Machine.{name} has no integer form")
+        raise NotImplementedError(f"BitVectors.{name} has no integer form")

@@ -1,7 +1,7 @@
 """Proving nir_algebraic rule instances with z3, Alive-style: one verdict per instance.
 
 For an instance (a rule at one size assignment, `agxir.nir.instances`) both sides are
-evaluated on `Z3Machine` with the NIR semantics (`agxir.nir.evaluate`); the replacement must
+evaluated on `Z3BitVectors` with the NIR semantics (`agxir.nir.evaluate`); the replacement must
 refine the search: wherever the search's value is defined and every assumed predicate holds,
 the replacement is defined and has the same bits. Verdicts:
 
@@ -42,10 +42,10 @@ from agxir.nir.predicates import (
     condition_treatment,
     meaning,
 )
-from agxir.rewrite.concrete import ConcreteMachine
+from agxir.rewrite.concrete import ConcreteBitVectors
+from oracles.smt.bitvectors import Z3BitVectors, value_of
 from oracles.smt.limits import limit
-from oracles.smt.machine import Z3Machine, value_of
-from oracles.smt.nir.integers import IntMachine
+from oracles.smt.nir.integers import IntBitVectors
 
 VERDICTS = ("verified", "counterexample", "unsupported", "timeout", "error")
 
@@ -175,11 +175,11 @@ def decide(instance: Instance, found, timeout_ms: int, integers: bool, extra=Non
     solver = z3.Solver()
     limit(solver, timeout_ms)
     if integers:
-        m = IntMachine()
+        m = IntBitVectors()
         env = {n: m.variable(n, instance.size(("var", n))) for n in _var_names(rule)}
         solver.add(*[m.range_of(t, instance.size(("var", n))) for n, t in env.items()])
     else:
-        m = Z3Machine({})
+        m = Z3BitVectors({})
         env = {n: z3.BitVec(n, instance.size(("var", n))) for n in _var_names(rule)}
     source = evaluate(m, rule.search, instance, "search", env)
     target = evaluate(m, rule.replace, instance, "replace", env)
@@ -251,11 +251,11 @@ def replay(instance: Instance, values: dict[str, int]) -> Counterexample:
     rule = instance.rule
     found = treatments(rule)
     try:
-        m = ConcreteMachine()
+        m = ConcreteBitVectors()
         env = dict(values)
         outcome = _replay_on(m, instance, env, found, lambda v: v)
     except NotImplementedError:
-        m = Z3Machine({})
+        m = Z3BitVectors({})
         env = {n: z3.BitVecVal(v, instance.size(("var", n))) for n, v in values.items()}
         outcome = _replay_on(m, instance, env, found, value_of)
     source, target, source_undefined, target_reasons, facts, agree = outcome

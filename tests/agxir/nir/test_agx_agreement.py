@@ -17,12 +17,12 @@ from agxir.ir import Instruction, Operand, Value
 from agxir.nir.evaluate import Tracking
 from agxir.nir.ops import NIR_OPS
 from agxir.opcodes import OPCODES
-from agxir.rewrite.concrete import ConcreteMachine
+from agxir.rewrite.concrete import ConcreteBitVectors
 
 SAMPLES = 200
 
 
-class OperandMachine(ConcreteMachine):
+class OperandMachine(ConcreteBitVectors):
     """The concrete machine with an instruction's operands and undefined behaviour."""
 
     def __init__(self, operands):
@@ -45,7 +45,7 @@ def agx(name, operands, widths, dest, attrs=None, neg=()):
 
 
 def nir(name, operands, widths, dest):
-    m = Tracking(ConcreteMachine())
+    m = Tracking(ConcreteBitVectors())
     result = NIR_OPS[name].semantics(m, list(operands), list(widths), dest)
     return result, any(cond for _, cond in m.raised)
 

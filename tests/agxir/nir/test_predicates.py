@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agxir.nir.predicates import ASSUMED, NO_MEANING, UNMODELLED, meaning
-from agxir.rewrite.concrete import ConcreteMachine
+from agxir.rewrite.concrete import ConcreteBitVectors
 
 EDGES32 = (0, 1, 2, 31, 32, 33, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF)
 
@@ -15,7 +15,7 @@ EDGES32 = (0, 1, 2, 31, 32, 33, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF)
 def holds(name, value, width=32, kind="int"):
     how, test = meaning(name)
     assert how == ASSUMED, name
-    return bool(test(ConcreteMachine(), value, width, kind))
+    return bool(test(ConcreteBitVectors(), value, width, kind))
 
 
 def as_signed(v, w=32):

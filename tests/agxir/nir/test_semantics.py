@@ -9,7 +9,7 @@ import pytest
 
 from agxir.nir.evaluate import Tracking
 from agxir.nir.ops import NIR_OPS
-from agxir.rewrite.concrete import ConcreteMachine
+from agxir.rewrite.concrete import ConcreteBitVectors
 
 SIZES = (8, 16, 32, 64)
 SAMPLES = 150
@@ -30,7 +30,7 @@ def values(rng, w, n):
 
 
 def run(name, args, ws, w):
-    m = Tracking(ConcreteMachine())
+    m = Tracking(ConcreteBitVectors())
     result = NIR_OPS[name].semantics(m, list(args), list(ws), w)
     return result, any(cond for _, cond in m.raised)
 

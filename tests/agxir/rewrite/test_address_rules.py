@@ -33,7 +33,7 @@ def plain(name: str, size: int | None = None):
 
 
 def fits(limit: int):
-    """#b and #c non-zero and b * c < limit, on the Machine: ints when rewriting, z3 terms
+    """#b and #c non-zero and b * c < limit, on the BitVectors: ints when rewriting, z3 terms
     when proving."""
 
     def precondition(b):

@@ -1,4 +1,4 @@
-"""ConcreteMachine (agxir.rewrite.concrete) agrees with the z3 machine on every integer
+"""ConcreteBitVectors (agxir.rewrite.concrete) agrees with the z3 machine on every integer
 operation, so a rule's computed parts mean the same when a pass runs them as when the audit
 proves them."""
 
@@ -9,9 +9,9 @@ import random
 import pytest
 
 from agxir.rewrite import CONCRETE
-from oracles.smt import Z3Machine, bitvec, value_of
+from oracles.smt import Z3BitVectors, bitvec, value_of
 
-Z3 = Z3Machine({})
+Z3 = Z3BitVectors({})
 BINARY = ["add", "sub", "mul", "and_", "or_", "xor", "eq", "ult", "slt"]
 EDGES = [0, 1, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF]
 

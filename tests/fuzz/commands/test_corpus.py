@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from fuzz.campaign_db.db import open_db
+from fuzz.campaign_db.entry import CorpusEntry
 from fuzz.cli import main
-from fuzz.corpus.db import open_db
-from fuzz.corpus.entry import CorpusEntry
 from fuzz.findings import FindingStore, write_claimed
 from fuzz.generate import GENERATOR_VERSION
 from fuzz.harness import Finding

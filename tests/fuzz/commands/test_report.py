@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from fuzz.cli import main
-from fuzz.report.cfg_dot import ADDED, REMOVED
-from tests.fuzz.report.findings_dir import make_findings
+from fuzz.html_report.cfg_dot import ADDED, REMOVED
+from tests.fuzz.html_report.findings_dir import make_findings
 
 CHROMIUM = Path("/usr/bin/chromium")
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,

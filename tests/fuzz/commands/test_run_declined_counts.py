@@ -4,9 +4,9 @@ in `run`'s summary and its JSON report, beside the unstructurable ones."""
 from __future__ import annotations
 
 from fuzz.campaign import CampaignResult
+from fuzz.ci_reports import json_report
 from fuzz.commands.run import _print_summary
 from fuzz.harness import Stats
-from fuzz.reports import json_report
 
 
 def _result() -> CampaignResult:

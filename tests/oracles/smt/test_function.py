@@ -28,7 +28,7 @@ def reads_a_ballot(term) -> bool:
     """Whether a z3 term applies the uninterpreted ballot mask anywhere inside it."""
     import z3
 
-    from oracles.smt.machine import BALLOT
+    from oracles.smt.bitvectors import BALLOT
 
     seen, stack = set(), [term]
     while stack:
@@ -300,7 +300,7 @@ def test_generated_loop_free_programs_agree_with_the_interpreter(seed):
         got = {slot: (v if w else None) for slot, w, v in zip(slots, pairs[::2], pairs[1::2])}
         want = {slot: outcome.outputs[tid][slot] for slot in slots}
         # A ballot's mask is uninterpreted in the one-thread encoding (it depends on the
-        # other lanes: Z3Machine.ballot), so only whether such a slot is written is compared.
+        # other lanes: Z3BitVectors.ballot), so only whether such a slot is written is compared.
         for slot in slots:
             if got[slot] is not None and reads_a_ballot(encoded.exports[slot].value):
                 assert want[slot] is not None

@@ -11,8 +11,8 @@ import z3
 
 from agxir.nir.evaluate import Tracking
 from agxir.nir.ops import NIR_OPS, type_base, type_size
-from agxir.rewrite.concrete import ConcreteMachine
-from oracles.smt.machine import Z3Machine
+from agxir.rewrite.concrete import ConcreteBitVectors
+from oracles.smt.bitvectors import Z3BitVectors
 
 SAMPLES = 12
 INTEGER_OPS = sorted(name for name, op in NIR_OPS.items()
@@ -47,10 +47,10 @@ def test_z3_and_concrete_agree(name):
                     for i in ins]
             if name.endswith(("_agx",)) or name.startswith(("extract", "insert")):
                 args = [a if k == 0 else a % 8 for k, a in enumerate(args)]
-            concrete = Tracking(ConcreteMachine())
+            concrete = Tracking(ConcreteBitVectors())
             expected = op.semantics(concrete, list(args), list(ins), dest)
             undefined = any(cond for _, cond in concrete.raised)
-            symbolic = Tracking(Z3Machine({}))
+            symbolic = Tracking(Z3BitVectors({}))
             terms = [z3.BitVecVal(a, i) for a, i in zip(args, ins, strict=True)]
             got = z3.simplify(op.semantics(symbolic, terms, list(ins), dest))
             got_undefined = any(z3.is_true(z3.simplify(c)) for _, c in symbolic.raised)

@@ -18,7 +18,7 @@ from agxir.rewrite import Bind, Emit, Ins, NewImm, Rule, Use, any_, defined_by, 
 from agxir.rewrite.skeletons import reading, shape_function
 from agxir.verifier import verify
 from oracles.memory_model import buffer_base
-from oracles.smt import Memory, Z3Machine, encode_instruction
+from oracles.smt import Memory, Z3BitVectors, encode_instruction
 from oracles.smt.rules import prove_rule, read_value, stand_in_term
 from tests.agxir.rewrite.test_address_rules import LOWER_ULEA, amul_amul, fold_ulea, fuse_ulea
 
@@ -276,7 +276,7 @@ def test_every_slot_is_read_as_reading_says():
             if _invalid(ins):
                 continue
             terms = {s.ref: z3.BitVec(s.ref.name, s.ref.size) for s in srcs if isinstance(s.ref, Uniform)}
-            m = Z3Machine(terms, 0, MEMORY)
+            m = Z3BitVectors(terms, 0, MEMORY)
             m.instruction = ins
             value = read_value(m, ins, position)
             probe = Uniform("probe", value.size())

@@ -8,8 +8,8 @@ import multiprocessing
 
 import pytest
 
-from fuzz.corpus.db import DBError, DirectoryDB, RedisDB, open_db
-from fuzz.corpus.entry import CorpusEntry
+from fuzz.campaign_db.db import DBError, DirectoryDB, RedisDB, open_db
+from fuzz.campaign_db.entry import CorpusEntry
 from fuzz.generate import GENERATOR_VERSION
 from tests.redis_server import redis_server
 
@@ -88,7 +88,7 @@ def test_an_entry_stored_without_its_mark_is_read_once_and_added_again(spec):
     """A process killed between storing an entry and marking it: nothing lost, no double."""
     with open_db(spec) as db:
         kept = entry(b"\x07", origin="killed before the mark")
-        db.examples.save(b"agxfuzz/corpus/v%d" % GENERATOR_VERSION, kept.to_bytes())
+        db.examples.save(b"agxfuzz/campaign_db/v%d" % GENERATOR_VERSION, kept.to_bytes())
         assert db.corpus_entries() == [kept]
         assert db.corpus_add(entry(b"\x07", origin="found again"))
         assert [e.choices for e in db.corpus_entries()] == [b"\x07"]
@@ -96,8 +96,8 @@ def test_an_entry_stored_without_its_mark_is_read_once_and_added_again(spec):
 
 def test_junk_in_the_corpus_key_is_a_one_line_error(spec):
     with open_db(spec) as db:
-        db.examples.save(b"agxfuzz/corpus/v%d" % GENERATOR_VERSION, b"not json")
-        with pytest.raises(DBError, match=r"agxfuzz/corpus/v\d+ holds a value that is not a "):
+        db.examples.save(b"agxfuzz/campaign_db/v%d" % GENERATOR_VERSION, b"not json")
+        with pytest.raises(DBError, match=r"agxfuzz/campaign_db/v\d+ holds a value that is not a "):
             db.corpus_entries()
 
 

@@ -11,7 +11,7 @@ from agxir.rewrite import matcher as matcher_module
 from agxir.rewrite.matcher import definitions, match_or_where, recording_near_misses
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig
-from fuzz.corpus.features import CoverageSampler, undefined_reason
+from fuzz.campaign_db.features import CoverageSampler, undefined_reason
 from fuzz.generate.cases import build_case
 from fuzz.harness import Harness
 from fuzz.passes_under_test import registered

@@ -1,6 +1,6 @@
-"""z3's implementation of the bit-vector interface (`agxir.opcodes.machine.Machine`).
+"""z3's implementation of the bit-vector interface (`agxir.opcodes.bitvectors.BitVectors`).
 
-This module owns the meaning of every `Machine` operation as a z3 term: integers are
+This module owns the meaning of every `BitVectors` operation as a z3 term: integers are
 `BitVecRef`s of their width, truth values are `BoolRef`s, floats are raw IEEE bits that are
 turned into z3 floating point (`Float16`/`Float32`), computed with round-to-nearest-even
 (subnormals kept) and turned back into bits with every NaN replaced by the canonical quiet
@@ -143,8 +143,8 @@ def uniform_terms(
 BALLOT = z3.Function("ballot", z3.BoolSort(), z3.BitVecSort(32))
 
 
-class Z3Machine:
-    """Implements `agxir.opcodes.machine.Machine` over z3 terms for one thread.
+class Z3BitVectors:
+    """Implements `agxir.opcodes.bitvectors.BitVectors` over z3 terms for one thread.
 
     `values` maps each SSA value and uniform an instruction may read to its term; set
     `instruction` before running an opcode's semantics. Undefined-behaviour conditions are

@@ -24,6 +24,8 @@ from agxir.rewrite import counting_rule_hits
 from agxir.text import ParseError, parse_function, print_function
 from agxir.verifier import verify
 from fuzz.harness import INPUT, Harness, normalized
+from fuzz.html_report.cfg_dot import ADDED, REMOVED, cfg_dot, changed_rows, too_large
+from fuzz.html_report.records import Record
 from fuzz.passes_under_test import PassLoadError, PassUnderTest, registered, units_from_flags
 from fuzz.processes import (
     HarnessError,
@@ -34,8 +36,6 @@ from fuzz.processes import (
     run_in_child,
     watchdog_seconds,
 )
-from fuzz.report.cfg_dot import ADDED, REMOVED, cfg_dot, changed_rows, too_large
-from fuzz.report.records import Record
 from oracles.inputs import InputError, InputSet, check_inputs, random_input_sets
 from oracles.interp import CompiledFunction
 from oracles.machine import run_wave

@@ -1,4 +1,4 @@
-"""fuzz.report.replay: a finding record replayed for the report: the pass before and after,
+"""fuzz.html_report.replay: a finding record replayed for the report: the pass before and after,
 the rule that fired, the lanes that differ; and records that cannot be replayed."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from fuzz.report.records import load_record, load_records
-from fuzz.report.replay import (
+from fuzz.html_report.records import load_record, load_records
+from fuzz.html_report.replay import (
     NOT_REPLAYED,
     PASSES,
     SAME,
@@ -18,7 +18,7 @@ from fuzz.report.replay import (
     resolve_pipeline,
 )
 from oracles.outcomes import Returned
-from tests.fuzz.report.findings_dir import CASES, write_finding
+from tests.fuzz.html_report.findings_dir import CASES, write_finding
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_a_dropped_store_shows_the_memory_word_that_differs(findings):
 def test_a_pass_file_that_is_gone_is_a_note_not_an_exception(tmp_path):
     module = tmp_path / "crashy.py"
     module.write_text("def boom(fn):\n    raise RuntimeError('boom at the first block')\n")
-    from tests.fuzz.report.findings_dir import CMPSEL
+    from tests.fuzz.html_report.findings_dir import CMPSEL
 
     _, files = write_finding(tmp_path, f"{module}:boom", CMPSEL, CASES[0][2])
     crashed = replay(load_record(files.record))
@@ -147,7 +147,7 @@ def test_an_input_liveness_finding_shows_the_input_and_says_why_it_passes_now(tm
 
 
 def test_a_pass_that_hangs_or_kills_its_process_is_shown_never_raised(tmp_path):
-    from tests.fuzz.report.findings_dir import CMPSEL
+    from tests.fuzz.html_report.findings_dir import CMPSEL
 
     module = tmp_path / "hostile.py"
     module.write_text("import os\n\ndef spin(fn):\n    while True:\n        pass\n\n"

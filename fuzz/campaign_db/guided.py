@@ -3,7 +3,7 @@
 With guidance on, program i of seed S is either fresh, drawn by a recording source from the
 seed (`ChoiceSource.recording`, so its choice bytes are known), or, once the worker's corpus
 holds entries, with probability `MUTANT_SHARE` a mutant of a corpus entry
-(`fuzz.corpus.mutate`), rebuilt from its bytes by `ChoiceSource.from_bytes`. Which, and
+(`fuzz.campaign_db.mutate`), rebuilt from its bytes by `ChoiceSource.from_bytes`. Which, and
 which mutation, is drawn from a generator seeded by (S, i), so with one job `--seed S`
 replays the run. A program that reaches a feature its worker had not seen (or, in the
 parent, the campaign had not) enters the corpus as a `CorpusEntry` (bytes, features,
@@ -17,7 +17,7 @@ few programs have been, as AFL's and libFuzzer's schedules do.
 
 Each worker keeps its own corpus and sends its new entries to the parent, which keeps
 those that reached features new to the campaign and to the stored corpus in the campaign
-database (`fuzz.corpus.db`, keyed by generator version). Workers never exchange entries
+database (`fuzz.campaign_db.db`, keyed by generator version). Workers never exchange entries
 during a run, so a worker's programs are a function of the seed and its own programs.
 
 What a run starts from: with `shared_corpus` off (`--guidance on`, the default) only its own
@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from fuzz.corpus.db import CampaignDB
-from fuzz.corpus.entry import CorpusEntry
-from fuzz.corpus.features import CoverageSampler, feature_kind
-from fuzz.corpus.mutate import mutate
+from fuzz.campaign_db.db import CampaignDB
+from fuzz.campaign_db.entry import CorpusEntry
+from fuzz.campaign_db.features import CoverageSampler, feature_kind
+from fuzz.campaign_db.mutate import mutate
 from fuzz.findings import write_atomically
 from fuzz.generate import GENERATOR_VERSION, ChoiceSource
 from fuzz.generate.cases import CaseOptions, build_case, build_from, program_seed

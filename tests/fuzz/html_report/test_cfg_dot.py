@@ -1,4 +1,4 @@
-"""fuzz.report.cfg_dot: a function's CFG as dot text (golden), the rows a pass changed,
+"""fuzz.html_report.cfg_dot: a function's CFG as dot text (golden), the rows a pass changed,
 and graphviz's SVG of it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from agxir.text import parse_function
-from fuzz.report.cfg_dot import ADDED, REMOVED, cfg_dot, changed_rows, svg, too_large
+from fuzz.html_report.cfg_dot import ADDED, REMOVED, cfg_dot, changed_rows, svg, too_large
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                reason="graphviz's dot is not installed (.ci/run installs it)")

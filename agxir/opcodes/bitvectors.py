@@ -17,7 +17,7 @@ V = Any  # a backend value
 B = Any  # a backend Bool
 
 
-class Machine(Protocol):
+class BitVectors(Protocol):
     # --- operands and constants -------------------------------------------------------
     def operand(self, index: int) -> V:
         """Raw bits of source `index` of the current instruction at its natural width

@@ -1,4 +1,4 @@
-"""fuzz.report.render: the page's own parts (the IR colouring, long reproducers cut, the
+"""fuzz.html_report.render: the page's own parts (the IR colouring, long reproducers cut, the
 index) on records and replays made by hand."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import html
 import re
 from pathlib import Path
 
-from fuzz.report.records import Record
-from fuzz.report.render import SHOWN_LINES, Entry, highlight_agx, render_page
-from fuzz.report.replay import NOT_REPLAYED, Replay
+from fuzz.html_report.records import Record
+from fuzz.html_report.render import SHOWN_LINES, Entry, highlight_agx, render_page
+from fuzz.html_report.replay import NOT_REPLAYED, Replay
 
 
 def test_ir_colouring_marks_comments_labels_values_immediates_and_mnemonics():

@@ -10,8 +10,8 @@ What is stored where:
 - Values (corpus entries, finding records) go through Hypothesis's example databases,
   `DirectoryBasedExampleDatabase` for a directory (under `DIR/examples/`) and
   `RedisExampleDatabase` for Redis, as sets of byte strings under the keys
-  `agxfuzz/corpus/v<GENERATOR_VERSION>` (one per generator version, so a change of encoding
-  never replays old choices as new ones, nor drops them), `agxfuzz/corpus/versions` (the
+  `agxfuzz/campaign_db/v<GENERATOR_VERSION>` (one per generator version, so a change of encoding
+  never replays old choices as new ones, nor drops them), `agxfuzz/campaign_db/versions` (the
   versions present) and `agxfuzz/findings`.
 - Claims ("who writes this finding's files") need an atomic test-and-set, which Hypothesis's
   databases do not have (`save` says nothing of whether the value was there), so they use the
@@ -36,11 +36,11 @@ from pathlib import Path
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
-from fuzz.corpus.entry import CorpusEntry, EntryError
+from fuzz.campaign_db.entry import CorpusEntry, EntryError
 from fuzz.generate import GENERATOR_VERSION
 
 FINDINGS_KEY = b"agxfuzz/findings"
-VERSIONS_KEY = b"agxfuzz/corpus/versions"
+VERSIONS_KEY = b"agxfuzz/campaign_db/versions"
 DEFAULT_DB_NAME = ".agxfuzz-db"  # inside the findings directory, when --db is not given
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # Hypothesis's Redis database lets keys expire unused; a campaign's corpus and findings
@@ -53,7 +53,7 @@ class DBError(Exception):
 
 
 def corpus_key(version: int) -> bytes:
-    return b"agxfuzz/corpus/v%d" % version
+    return b"agxfuzz/campaign_db/v%d" % version
 
 
 def default_owner() -> str:

@@ -6,7 +6,7 @@ before and after the failing pass with graphviz (`cfg_dot`) and lays it all out
 (`render`). `agxfuzz report`, `run --html` and `zoo --html` call it.
 """
 
-from fuzz.report.build import Report, build_report
-from fuzz.report.cfg_dot import DotMissing, dot_program
+from fuzz.html_report.build import Report, build_report
+from fuzz.html_report.cfg_dot import DotMissing, dot_program
 
 __all__ = ["DotMissing", "Report", "build_report", "dot_program"]

@@ -1,4 +1,4 @@
-"""Z3Machine (oracles.smt.machine) on hand-checked values, one operation at a time.
+"""Z3BitVectors (oracles.smt.bitvectors) on hand-checked values, one operation at a time.
 
 Floats are raw IEEE bits: 0x3f800000 is 1.0f, 0x3c00 is 1.0 in f16. Every expected value
 here was worked out by hand from IEEE 754 (round to nearest even, subnormals kept, NaN
@@ -14,7 +14,7 @@ from agxir.opcodes import OPCODES
 from oracles.smt import (
     OUT_OF_BOUNDS,
     Memory,
-    Z3Machine,
+    Z3BitVectors,
     bitvec,
     buffer_base,
     concrete_memory,
@@ -24,7 +24,7 @@ from oracles.smt import (
     value_of,
 )
 
-M = Z3Machine({})
+M = Z3BitVectors({})
 
 
 def run(op: str, *args):
@@ -291,7 +291,7 @@ BASE = buffer_base(0)
 
 
 def machine_with(buffers, contents):
-    return Z3Machine({}, thread_id=0, memory=concrete_memory(buffers, contents))
+    return Z3BitVectors({}, thread_id=0, memory=concrete_memory(buffers, contents))
 
 
 def test_load_is_little_endian_and_bounded():

@@ -11,8 +11,8 @@ import pytest
 from agxir.text import parse_function
 from fuzz.findings import FindingStore
 from fuzz.harness import Finding
-from fuzz.report.records import load_record
-from fuzz.report.replay import DIFFERENT, PASSES, SAME, replay
+from fuzz.html_report.records import load_record
+from fuzz.html_report.replay import DIFFERENT, PASSES, SAME, replay
 from oracles.inputs import random_input_sets
 
 ROOT = Path(__file__).resolve().parents[3]

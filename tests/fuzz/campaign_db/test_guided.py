@@ -10,9 +10,9 @@ import json
 
 from agxir.text import parse_function, print_function
 from fuzz.campaign import CampaignConfig, run_campaign
-from fuzz.corpus.db import open_db
-from fuzz.corpus.entry import CorpusEntry
-from fuzz.corpus.guided import Case, WorkerGuide, case_program
+from fuzz.campaign_db.db import open_db
+from fuzz.campaign_db.entry import CorpusEntry
+from fuzz.campaign_db.guided import Case, WorkerGuide, case_program
 from fuzz.findings import FindingStore
 from fuzz.generate import GENERATOR_VERSION
 from fuzz.passes_under_test import PassUnderTest, registered

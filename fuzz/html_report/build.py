@@ -1,6 +1,6 @@
 """Building the report: records found, each replayed, its pictures drawn, the page laid out.
 
-Replays run one after another, each in its own forked child (`fuzz.report.replay`); the
+Replays run one after another, each in its own forked child (`fuzz.html_report.replay`); the
 pictures are drawn here by running graphviz's `dot` on each replay's dot text. A missing
 `dot` is found before anything else runs (`DotMissing`); a `dot` that fails on one picture
 leaves a note in its place.
@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fuzz import VERSION
-from fuzz.report.cfg_dot import dot_program, svg
-from fuzz.report.records import load_records
-from fuzz.report.render import Entry, render_page
-from fuzz.report.replay import NOT_REPLAYED, replay
+from fuzz.html_report.cfg_dot import dot_program, svg
+from fuzz.html_report.records import load_records
+from fuzz.html_report.render import Entry, render_page
+from fuzz.html_report.replay import NOT_REPLAYED, replay
 
 
 @dataclass

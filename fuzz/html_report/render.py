@@ -5,7 +5,7 @@ An index of the findings at the top, then a section per finding: its message, th
 command, what replaying it showed (still failing, failing differently, fixed), the rules of
 the pass that fired, the lanes that differ on its input set, the CFG before and after the
 failing pass side by side with the changed rows highlighted, and the reproducer with light
-syntax colouring. The pictures arrive as SVG text (`fuzz.report.cfg_dot.svg`); this module
+syntax colouring. The pictures arrive as SVG text (`fuzz.html_report.cfg_dot.svg`); this module
 only lays them out.
 """
 
@@ -15,9 +15,9 @@ import html
 import re
 from dataclasses import dataclass, field
 
-from fuzz.report.cfg_dot import ADDED, REMOVED
-from fuzz.report.records import Record, Skipped
-from fuzz.report.replay import DIFFERENT, NOT_REPLAYED, PASSES, SAME, Replay
+from fuzz.html_report.cfg_dot import ADDED, REMOVED
+from fuzz.html_report.records import Record, Skipped
+from fuzz.html_report.replay import DIFFERENT, NOT_REPLAYED, PASSES, SAME, Replay
 
 SHOWN_LANES = 64  # rows of the lane table; the rest are counted
 SHOWN_LINES = 400  # lines of a reproducer; an unreduced one can have thousands

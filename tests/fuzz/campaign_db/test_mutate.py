@@ -8,7 +8,7 @@ import random
 import pytest
 
 from agxir.verifier import verify
-from fuzz.corpus import mutate as mutations
+from fuzz.campaign_db import mutate as mutations
 from fuzz.generate import ChoiceSource, Features, generate_inputs, generate_program
 from oracles.interp import CompiledFunction
 
