@@ -41,12 +41,14 @@ from agxir.ir import (
     VirtualRegister,
     clone_function,
 )
+from agxir.liveness import Liveness
 from agxir.machine.paths import counting_paths
 from agxir.rewrite import counting_rule_hits
 from agxir.rewrite.matcher import recording_near_misses
 from agxir.text import print_function
 from fuzz.campaign_db import features as feature
-from fuzz.passes_under_test import PassUnderTest
+from fuzz.finding import Finding
+from fuzz.pass_unit import PassTimedOut, PassUnderTest
 from fuzz.processes import WALL_BACKSTOP, PassMemoryLimit, pass_memory_limit
 from fuzz.step_oracles import (
     ORACLES,
@@ -58,29 +60,15 @@ from fuzz.step_oracles import (
 )
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
+from oracles.liveness_reference import compare_liveness
+from oracles.machine import run_wave
+from oracles.machine.pressure_oracle import over_the_register_file
 from oracles.outcomes import Outcome
+from oracles.structure_reference import unstructurable_reason
 
 __all__ = ["ORACLES", "PROMOTING_PASSES", "Finding", "Harness", "Stats", "normalized"]
 
 INPUT = "(input)"  # the name findings use for the program before any pass
-
-
-@dataclass
-class Finding:
-    pass_name: str
-    oracle: str
-    message: str
-    pipeline: tuple[str, ...]  # the passes run, ending with the one that failed
-    program: str  # the text given to the pipeline
-    input_set: InputSet | None = None
-    # What the signature says of the message, when the oracle built it from its errors'
-    # kind and fields (fuzz.step_oracles.Verdict); None: the message, blanked (`normalized`).
-    signature_key: str | None = None
-
-    @property
-    def signature(self) -> str:
-        key = normalized(self.message) if self.signature_key is None else self.signature_key
-        return f"{self.pass_name}|{self.oracle}|{key}"
 
 
 @dataclass
@@ -137,10 +125,6 @@ class Stats:
         self.coverage_seconds += other.coverage_seconds
         self.machine_programs += other.machine_programs
         self.pressure_paths.update(other.pressure_paths)
-
-
-class PassTimedOut(Exception):
-    pass
 
 
 @contextmanager
@@ -335,7 +319,6 @@ def _declined(error: Exception, fn: Function) -> bool:
     that gives up on a structurable program has crashed."""
     if type(error).__name__ != "Unstructurable" or fn.level != SSA:
         return False
-    from oracles.structure_reference import unstructurable_reason
 
     return unstructurable_reason(fn) is not None
 
@@ -347,7 +330,6 @@ def _over_the_bound(error: BaseException, exec_fn: Function | None) -> bool:
     at least as much: out-of-SSA only adds copies): one that gives up below it has crashed."""
     if type(error).__name__ != "RegisterBoundExceeded" or exec_fn is None:
         return False
-    from oracles.machine.pressure_oracle import over_the_register_file
 
     return over_the_register_file(exec_fn) is not None
 
@@ -398,8 +380,6 @@ class Harness:
                 if compiled.diverged:
                     self.features.add(feature.oracle("divergent"))
             else:
-                from oracles.machine import run_wave
-
                 found = run_wave(fn, self.input_sets, fuel=fuel)
             self._outcomes[key] = found
         return found
@@ -439,9 +419,6 @@ class Harness:
         if not self.check_liveness:
             return None
         if text not in self._liveness:
-            from agxir.liveness import Liveness
-            from oracles.liveness_reference import compare_liveness
-
             analysis = self.liveness_analysis or Liveness
             self._liveness[text] = compare_liveness(fn, analysis(fn))
         return self._liveness[text]

@@ -17,37 +17,40 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from agxir.ir import Function
+from agxir.passes import UnknownPass
 from agxir.passes.contract import Contract
+from agxir.passes.registry import CONTRACTS
+from agxir.text import ParseError, parse_function, print_function
+from fuzz.pass_unit import PassFailed, PassLoadError, PassTimedOut, PassUnderTest
 
-
-class PassLoadError(Exception):
-    """A --pass or --pass-cmd that cannot be used: a one-line message for the user."""
-
-
-class PassFailed(Exception):
-    """A pass under test misbehaved (an external command failed or printed bad IR)."""
-
-
-@dataclass(frozen=True)
-class PassUnderTest:
-    name: str
-    run: Callable[[Function], bool]
-    flag: tuple[str, str]  # how a command line names it: ("--passes", "dce"), ...
+# The pass types live in fuzz.pass_unit (no pass imported there); named here as well, where
+# callers have always found them.
+__all__ = [
+    "PassFailed",
+    "PassLoadError",
+    "PassTimedOut",
+    "PassUnderTest",
+    "command_pass",
+    "contract_of",
+    "machine_prefix",
+    "named_units",
+    "python_pass",
+    "registered",
+    "replay_arguments",
+    "units_from_flags",
+]
 
 
 def contract_of(name: str) -> Contract | None:
     """The one lookup of a pass by name: its contract, from the model's registry
     (agxir.passes.registry) or, for a `mesa:` name, Mesa's (fuzz.mesa.passes); None for a
     name neither holds (a user's `--pass` or `--pass-cmd` pass: it declares nothing)."""
-    from agxir.passes.registry import CONTRACTS
-
     if name.startswith("mesa:"):  # Mesa's real backend, through the bridge (fuzz/mesa/)
-        from fuzz.mesa.passes import MESA_CONTRACTS
+        from fuzz.mesa.passes import MESA_CONTRACTS  # the bridge: loaded late
 
         return MESA_CONTRACTS.get(name)
     return CONTRACTS.get(name)
@@ -55,11 +58,9 @@ def contract_of(name: str) -> Contract | None:
 
 def registered(name: str) -> PassUnderTest:
     if name.startswith("mesa:"):  # the bridge is built (or found) now, not inside a deadline
-        from fuzz.mesa.passes import mesa_unit
+        from fuzz.mesa.passes import mesa_unit  # the bridge: loaded late
 
         return mesa_unit(name)
-    from agxir.passes import UnknownPass
-    from agxir.passes.registry import CONTRACTS
 
     found = contract_of(name)
     if found is None:  # name every pass a --passes list may hold
@@ -121,8 +122,6 @@ def command_pass(command: str, timeout: float = 30.0) -> PassUnderTest:
         raise PassLoadError(f"--pass-cmd: no such program: {argv[0]}")
 
     def run(fn: Function) -> bool:
-        from agxir.text import ParseError, parse_function, print_function
-
         before = print_function(fn)
         try:
             # Its own process group, so a timeout kills whatever the command started too.

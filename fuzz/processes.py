@@ -14,15 +14,21 @@ memory limit caused from a crash of the pass.
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
 import os
 import pickle
+import re
+import resource
 import select
 import signal
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 
-from fuzz.passes_under_test import PassUnderTest
+from agxir.text import print_function
+from fuzz.finding import Finding
+from fuzz.pass_unit import PassUnderTest
 
 STEPS_PER_PIPELINE = 1000  # a stamp is pipeline * STEPS_PER_PIPELINE + step
 
@@ -31,8 +37,6 @@ def die_with_parent() -> None:
     """Linux: the kernel kills this process when its parent dies (SIGKILL of the campaign
     included), so no worker outlives its run."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
@@ -71,8 +75,6 @@ def pass_memory_limit():
     if not budget:
         yield
         return
-    import resource
-
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     limit = address_space() + budget
     if hard != resource.RLIM_INFINITY:
@@ -263,11 +265,6 @@ def check_supervised(harness, fn, pipelines, *, memory_mb: int | None,
     exits, kills its process, defeats its deadline or outgrows its memory is a finding
     (found by re-running each pipeline prefix in a fresh child), never the caller's death.
     Raises HarnessError when the harness itself raised."""
-    import multiprocessing
-
-    from agxir.text import print_function
-    from fuzz.harness import Finding
-
     grace = watchdog_seconds(harness.pass_timeout, hang_grace)
 
     def bound(steps: int) -> float:
@@ -324,7 +321,5 @@ def check_supervised(harness, fn, pipelines, *, memory_mb: int | None,
 def recorded_memory_limit(oracle: str, message: str) -> int | None:
     """The --pass-memory a memory-limit finding was found under (its message names it),
     which its replay needs too; None for any other finding."""
-    import re
-
     found = re.search(r"memory limit of (\d+) MB", message) if oracle == "memory-limit" else None
     return int(found.group(1)) if found else None

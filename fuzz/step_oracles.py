@@ -60,9 +60,9 @@ PROMOTING_PASSES = promising(PROMOTES_ADDRESS_MATH)
 PRESSURE_LOWERING_PASSES = promising(LOWERS_PRESSURE)
 # Mesa's passes that optimize, schedule and allocate in one step (agx_compile.c's order
 # through the bridge): the RA and demand checkers cannot align them with their input. Their
-# contracts are fuzz.mesa.passes.MESA_CONTRACTS, which this module cannot import without
-# joining the harness's import circle (the bridge raises the harness's PassTimedOut): the
-# names are written here, and tests/fuzz/test_passes_under_test_contracts.py holds them equal.
+# contracts are fuzz.mesa.passes.MESA_CONTRACTS, which this module does not import (the
+# bridge loads only for a run that uses it): the names are written here, and
+# tests/fuzz/test_passes_under_test_contracts.py holds them equal.
 WHOLE_BACKENDS = frozenset({"mesa:backend"})
 
 

@@ -150,10 +150,11 @@ def test_no_module_takes_another_modules_private_names():
         "PRIVATE_IMPORTS_ALLOWED)")
 
 
-def import_circles() -> list[set[str]]:
-    """The strongly connected components of more than one module of the import graph of
-    agxir, oracles and fuzz (Tarjan's algorithm, iteratively)."""
-    graph = {module: sorted(imports_of(path)[0]) for module, path in MODULES.items()}
+def import_circles(graph: dict[str, list[str]] | None = None) -> list[set[str]]:
+    """The strongly connected components of more than one module of an import graph (by
+    default agxir's, oracles' and fuzz's; Tarjan's algorithm, iteratively)."""
+    if graph is None:
+        graph = {module: sorted(imports_of(path)[0]) for module, path in MODULES.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -194,17 +195,9 @@ def import_circles() -> list[set[str]]:
     return circles
 
 
-# Today's import circles, each with why it is there. The rule fails on any circle that is
-# not inside one of these (a new circle, or a module joining one); delete or shrink an
-# entry when its circle goes.
-CIRCLES_ALLOWED = (
-    # The harness runs passes under fuzz.processes' memory limit; processes builds the
-    # findings of a dead child (fuzz.harness.Finding, lazily); passes_under_test resolves
-    # `mesa:` units through fuzz.mesa.passes (lazily), which raises the harness's
-    # PassTimedOut (lazily). (Step oracles left this circle: they ask the harness only
-    # what fuzz.step_oracles.Judge lists.)
-    {"fuzz.harness", "fuzz.processes", "fuzz.passes_under_test", "fuzz.mesa.passes"},
-)
+# Import circles allowed, each with why it is there: none today. The rule fails on any
+# circle not inside one of these.
+CIRCLES_ALLOWED: tuple[set[str], ...] = ()
 
 
 def test_no_new_import_circle():
@@ -214,10 +207,8 @@ def test_no_new_import_circle():
 
 
 def test_the_circle_finder_finds_circles():
-    circles = import_circles()
-    # (the allowed circles may shrink while this runs; one of them is still there)
-    assert any(circle <= allowed for circle in circles for allowed in CIRCLES_ALLOWED)
-    assert all(len(c) > 1 for c in circles)
+    graph = {"a": ["b"], "b": ["c"], "c": ["a", "d"], "d": [], "e": ["e"], "f": ["d"]}
+    assert import_circles(graph) == [{"a", "b", "c"}]  # a self-import is no circle of modules
 
 
 def late_imports_without_a_reason(path: Path) -> list[tuple[int, str]]:
@@ -237,18 +228,11 @@ def late_imports_without_a_reason(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-# Modules whose late imports dodge the import circle of CIRCLES_ALLOWED; they go with it.
-LATE_IMPORTS_ALLOWED = {"fuzz/harness.py", "fuzz/processes.py", "fuzz/passes_under_test.py",
-                        "fuzz/mesa/passes.py"}
-
-
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_imports_inside_functions_only_load_late_what_is_heavy(path: Path):
     """An import inside a function is for a heavy or optional dependency loaded only when
     needed (redis, matplotlib, z3, the Mesa bridge), with a comment saying so; anything
     else belongs at the top, where a reader sees what a module depends on."""
-    if str(path.relative_to(ROOT)) in LATE_IMPORTS_ALLOWED:
-        return
     assert late_imports_without_a_reason(path) == []
 
 

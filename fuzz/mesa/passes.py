@@ -12,7 +12,7 @@ or the shared tree) and replaces it with Mesa's answer, so the harness judges Me
 with the oracles it has. What Mesa does wrong surfaces as an exception the harness reports
 as a crash finding: `MesaCrash` (an assert or agx_validate, its text the signature),
 `MesaLivenessDiffers` (`mesa:liveness` against the reference), `WireError`
-(Mesa answered something the model cannot spell); a hang is the harness's `PassTimedOut`,
+(Mesa answered something the model cannot spell); a hang is `fuzz.pass_unit.PassTimedOut`,
 a timeout finding. A function Mesa has no counterpart for
 raises `NotTranslatable`, which a campaign counts by opcode and does not report.
 
@@ -26,11 +26,15 @@ import os
 from collections import Counter
 
 from agxir.ir import EXEC, MACHINE, SSA, Function
+from agxir.passes import UnknownPass
 from agxir.passes.contract import WHOLE_BACKEND, Contract, placed
+from agxir.text import print_function
+from fuzz.mesa.build import build_bridge
 from fuzz.mesa.client import BACKEND, BridgeClient, run_passes
 from fuzz.mesa.opcodes import untranslatable
 from fuzz.mesa.wire import Untranslatable
-from fuzz.passes_under_test import PassUnderTest
+from fuzz.pass_unit import PassTimedOut, PassUnderTest
+from oracles.liveness_reference import reference_liveness
 
 PREFIX = "mesa:"
 # Mesa's passes, one line each: the agxfuzz name (after `mesa:`), the bridge's pass list, a
@@ -93,8 +97,6 @@ def client() -> BridgeClient:
             _CLIENT.close()
         _CLIENT = None
     if _CLIENT is None or _CLIENT.owner_pid != os.getpid():
-        from fuzz.mesa.build import build_bridge
-
         # AGXFUZZ_MESA_BRIDGE: a bridge binary already built (the tests' session build)
         binary = os.environ.get("AGXFUZZ_MESA_BRIDGE") or build_bridge().path
         # A backstop: the harness's own deadline (--pass-timeout) comes first and, when it
@@ -113,8 +115,6 @@ def mesa_names() -> list[str]:
 
 
 def reference_difference(fn: Function, liveness) -> str | None:
-    from oracles.liveness_reference import reference_liveness
-
     reference = reference_liveness(fn)
     for block in fn.blocks:
         # Mesa's live_in is taken after the block's phis (agx_compute_liveness skips
@@ -140,8 +140,6 @@ def mesa_pass(name: str) -> PassUnderTest:
     bridge_passes = MESA_PASSES[name[len(PREFIX):]]
 
     def run(fn: Function) -> bool:
-        from agxir.text import print_function
-
         missing = untranslatable(fn) if fn.level in (EXEC, MACHINE) else None
         if missing:
             NOT_TRANSLATABLE.update(missing)
@@ -155,8 +153,6 @@ def mesa_pass(name: str) -> PassUnderTest:
         if result.status == "crash":
             raise MesaCrash(f"Mesa {result.detail}: {result.message}")
         if result.status == "timeout":  # the harness's timeout oracle, as for any pass
-            from fuzz.harness import PassTimedOut
-
             raise PassTimedOut(f"Mesa ran past the bridge's timeout ({result.message})")
         if result.status == "error":
             raise RuntimeError(f"the bridge refused the request: {result.message}")
@@ -184,8 +180,6 @@ MESA_CONTRACTS: dict[str, Contract] = {
 
 def mesa_unit(name: str) -> PassUnderTest:
     """`registered()` for a `mesa:` name; UnknownPass for one the bridge does not run."""
-    from agxir.passes import UnknownPass
-
     if name[len(PREFIX):] not in MESA_PASSES:
         error = UnknownPass(name)
         error.message = f"unknown Mesa pass {name!r}; Mesa passes: {', '.join(mesa_names())}"

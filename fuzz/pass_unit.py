@@ -1,0 +1,33 @@
+"""What a pass under test is (`PassUnderTest`) and how running one can go wrong.
+
+A module of its own, importing no pass: the harness, the supervised child
+(`fuzz.processes`) and the Mesa bridge's passes (`fuzz.mesa.passes`) all need these, and
+`fuzz.passes_under_test`, which finds passes by name, imports the bridge; kept here, none
+of them has to import another to name a pass or its failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agxir.ir import Function
+
+
+class PassLoadError(Exception):
+    """A --pass or --pass-cmd that cannot be used: a one-line message for the user."""
+
+
+class PassFailed(Exception):
+    """A pass under test misbehaved (an external command failed or printed bad IR)."""
+
+
+class PassTimedOut(Exception):
+    """A pass ran past its deadline (`fuzz.harness.deadline`, or the bridge's own)."""
+
+
+@dataclass(frozen=True)
+class PassUnderTest:
+    name: str
+    run: Callable[[Function], bool]
+    flag: tuple[str, str]  # how a command line names it: ("--passes", "dce"), ...
