@@ -3,36 +3,16 @@
 What out-of-SSA makes of an exec function; the vreg allocator lowers it to the machine
 level.
 
-Its hooks: the level's opcode table (`agxir.machine.opcodes.opcodes_for_level`), the
-register syntax (`agxir.machine.text`) and the machine verifier (`agxir.machine.verifier`),
-which the exec, vreg and machine levels share and which ask the level what differs.
+Its hooks are the register levels' (`agxir.levels.registers`): the level's cut of the
+machine opcode table, the register syntax and the machine verifier.
 """
 
 from __future__ import annotations
 
 from agxir import ir
-from agxir.machine.opcodes import opcodes_for_level
-from agxir.machine.text import parse_machine_tokens, print_machine_function
-from agxir.machine.verifier import verify_machine
-from agxir.opcodes.spec import Opcode
-from agxir.ssa_verifier import VerifyError
-from agxir.text.lexer import Token
+from agxir.levels.registers import RegisterLevel
 
-LEVEL = ir.VREG
-HEADER = "func.vreg"
-
-
-def opcodes() -> dict[str, Opcode]:
-    return opcodes_for_level(LEVEL.name)
-
-
-def parse(tokens: list[Token], filename: str) -> ir.Function:
-    return parse_machine_tokens(tokens, filename, LEVEL, opcodes())
-
-
-def print_function(fn: ir.Function) -> str:
-    return print_machine_function(fn)
-
-
-def verify(fn: ir.Function) -> list[VerifyError]:
-    return verify_machine(fn)
+HOOKS = RegisterLevel(ir.VREG, "func.vreg")
+LEVEL, HEADER = HOOKS.level, HOOKS.header
+opcodes, parse = HOOKS.opcodes, HOOKS.parse
+print_function, verify = HOOKS.print_function, HOOKS.verify
