@@ -63,7 +63,7 @@ from agxir.passes.pass_ import Pass
 
 __all__ = ["PASS", "Decline", "FuseExecCmp", "Fusion", "fuse_exec_cmp", "live_out_halves"]
 
-MACHINE = opcodes_for_level("machine")
+MACHINE_OPCODES = opcodes_for_level("machine")
 COMPARES = ("icmp", "fcmp")
 # (branch, compare) -> the fused branch.
 FUSED = {
@@ -213,7 +213,7 @@ class FuseExecCmp:
                 block.name, f"the compare's result {result.name} is read after the branch"
             )
         fused = Instruction(
-            MACHINE[FUSED[branch.name, compare.name]],
+            MACHINE_OPCODES[FUSED[branch.name, compare.name]],
             None,
             [Operand(src.ref, src.abs, src.neg) for src in compare.srcs],
             {"cond": compare.attrs["cond"],

@@ -28,7 +28,7 @@ from agxir.machine.paths import reached
 from agxir.opcodes.table import BITOP_ALIASES
 from agxir.passes.pass_ import ZERO, Pass
 
-MACHINE = opcodes_for_level("machine")
+MACHINE_OPCODES = opcodes_for_level("machine")
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def split(copy: Instruction) -> list[HalfCopy]:
 def uniform_moves(copy: Instruction) -> list[Instruction]:
     """Copies from uniforms read no register, so they go last, each one whole move."""
     return [
-        Instruction(MACHINE["bitop"], dest, [src, ZERO], {"tt": BITOP_ALIASES["mov"]})
+        Instruction(MACHINE_OPCODES["bitop"], dest, [src, ZERO], {"tt": BITOP_ALIASES["mov"]})
         for dest, src in zip(copy.dests, copy.srcs, strict=True)
         if not isinstance(src.ref, Immediate | Register)
     ]
@@ -130,17 +130,17 @@ def _register(half: int, size: int = 16) -> Operand:
 
 
 def _mov(dest: int, source: int, size: int) -> Instruction:
-    return Instruction(MACHINE["bitop"], Register(dest, size), [_register(source, size), ZERO],
-                       {"tt": BITOP_ALIASES["mov"]})
+    return Instruction(MACHINE_OPCODES["bitop"], Register(dest, size),
+                       [_register(source, size), ZERO], {"tt": BITOP_ALIASES["mov"]})
 
 
 def _xor(dest: int, a: int, b: int, size: int = 16) -> Instruction:
-    return Instruction(MACHINE["bitop"], Register(dest, size),
+    return Instruction(MACHINE_OPCODES["bitop"], Register(dest, size),
                        [_register(a, size), _register(b, size)], {"tt": BITOP_ALIASES["xor"]})
 
 
 def _imm(dest: int, bits: int, size: int) -> Instruction:
-    return Instruction(MACHINE["mov_imm"], Register(dest, size), [], {"value": bits})
+    return Instruction(MACHINE_OPCODES["mov_imm"], Register(dest, size), [], {"value": bits})
 
 
 def emit(steps: list[tuple[str, int, int]], xor_swaps: bool = True) -> list[Instruction]:
