@@ -566,7 +566,7 @@ class Harness:
                 self.stats.rule_hits[step.name, rule] += count
                 features.add(feature.rule(step.name, rule))
             verdict = self.step_verdict(
-                Step(step.name, current, current_text, work, after, fn, original)
+                Step(step.name, current, current_text, work, after, fn, original, step.contract)
             )
             if verdict is not None:
                 oracle, judged = verdict

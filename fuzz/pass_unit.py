@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agxir.ir import Function
+from agxir.passes.contract import Contract
 
 
 class PassLoadError(Exception):
@@ -31,3 +32,7 @@ class PassUnderTest:
     name: str
     run: Callable[[Function], bool]
     flag: tuple[str, str]  # how a command line names it: ("--passes", "dce"), ...
+    # What it declares (agxir.passes.contract): a registered pass's, a Mesa pass's, a zoo
+    # variant's (its `of=` pass's); None for a user's --pass or --pass-cmd, which declare
+    # nothing. The step oracles read its promises from here, never from its name.
+    contract: Contract | None = None

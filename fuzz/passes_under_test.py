@@ -67,7 +67,7 @@ def registered(name: str) -> PassUnderTest:
         error = UnknownPass(name)
         error.message = f"unknown pass {name!r}; known passes: {', '.join(CONTRACTS)}, mesa:NAME"
         raise error
-    return PassUnderTest(found.name, found.run, ("--passes", found.name))
+    return PassUnderTest(found.name, found.run, ("--passes", found.name), found)
 
 
 def machine_prefix(name: str) -> list[str]:

@@ -25,6 +25,7 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 
 from agxir.text import print_function
 from fuzz.finding import Finding
@@ -113,7 +114,7 @@ def stamped(pipelines: Sequence[Sequence[PassUnderTest]], slot: int, where, sinc
             finally:
                 since[slot] = 0.0
 
-        return PassUnderTest(unit.name, run, unit.flag)
+        return replace(unit, run=run)  # its name, flag and contract
 
     return [
         [wrap(unit, p * STEPS_PER_PIPELINE + s) for s, unit in enumerate(pipeline)]

@@ -24,7 +24,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agxir.ir import EXEC, MACHINE, SSA, VREG, Function
-from agxir.passes.contract import LOWERS_PRESSURE, PROMOTES_ADDRESS_MATH
+from agxir.passes.contract import (
+    LOWERS_PRESSURE,
+    PROMOTES_ADDRESS_MATH,
+    WHOLE_BACKEND,
+    Contract,
+)
 from agxir.passes.registry import CONTRACTS, promising
 from agxir.verifier import verify
 from oracles.encoding import encoding_failure
@@ -58,22 +63,15 @@ from oracles.outcomes import (
 # halves live at one point, from the reference liveness) may be higher than before.
 PROMOTING_PASSES = promising(PROMOTES_ADDRESS_MATH)
 PRESSURE_LOWERING_PASSES = promising(LOWERS_PRESSURE)
-# Mesa's passes that optimize, schedule and allocate in one step (agx_compile.c's order
-# through the bridge): the RA and demand checkers cannot align them with their input. Their
-# contracts are fuzz.mesa.passes.MESA_CONTRACTS, which this module does not import (the
-# bridge loads only for a run that uses it): the names are written here, and
-# tests/fuzz/test_passes_under_test_contracts.py holds them equal.
-WHOLE_BACKENDS = frozenset({"mesa:backend"})
 
 
 def lowers_pressure(name: str) -> bool:
-    """Whether the step oracle `pressure` holds the pass named `name`: a registered pass by
-    its contract. A name the registry does not hold declares nothing, and keeps the rule
-    every pass had before contracts: read as a pass name (for MODULE:CALLABLE, the callable,
-    `_` as `-`), it is a pressure-lowering pass or begins with one and a `-`. That is how a
-    user's `--pass mod:pressure_schedule_better`, and the zoo's variants of pressure-schedule
-    (`pressure-schedule-keeps-worse-order`; their `of=` contracts live in fuzz/zoo/, out of
-    this module's reach for the same reason as Mesa's), are held to the promise."""
+    """Whether a pass that carries no contract (`Step.contract` None: a user's `--pass` or
+    `--pass-cmd`, or a zoo variant replayed as `--pass MODULE:CALLABLE`) is held to the
+    `lowers-pressure` promise, by its name: a registered pass by its contract; any other
+    name read as a pass name (for MODULE:CALLABLE, the callable, `_` as `-`) promises it
+    when it is a pressure-lowering pass or begins with one and a `-`
+    (`pressure-schedule-keeps-worse-order`, `mod:pressure_schedule_better`)."""
     contract = CONTRACTS.get(name)
     if contract is not None:
         return LOWERS_PRESSURE in contract.promises
@@ -90,13 +88,24 @@ class Step:
     after_text: str
     source: Function  # the SSA program the pipeline started from
     source_text: str
+    # What the pass declares (`PassUnderTest.contract`): its promises switch on the oracles
+    # that hold them. None: a pass that declares nothing (see `lowers_pressure`).
+    contract: Contract | None = None
+
+    def promises(self, promise: str) -> bool:
+        if self.contract is not None:
+            return promise in self.contract.promises
+        if promise == LOWERS_PRESSURE:
+            return lowers_pressure(self.name)
+        declared = CONTRACTS.get(self.name)
+        return declared is not None and promise in declared.promises
 
     @property
     def allocates(self) -> bool:
         """A register allocation: values or vregs in, physical registers out (a whole
         backend that optimizes before it allocates is judged by refinement instead)."""
         return (self.before.level in (EXEC, VREG) and self.after.level == MACHINE
-                and self.name not in WHOLE_BACKENDS)
+                and not self.promises(WHOLE_BACKEND))
 
     @property
     def lowers_copies(self) -> bool:
@@ -296,7 +305,8 @@ STEP_ORACLES: tuple[StepOracle, ...] = (
     StepOracle("demand", lambda h, s: s.allocates and s.before.level == EXEC, _demand),
     StepOracle("copy-checker", lambda h, s: s.lowers_copies, _copy_checker),
     StepOracle("refinement", lambda h, s: True, _refinement),
-    StepOracle("pressure", lambda h, s: lowers_pressure(s.name) and _ssa_only(h, s), _pressure),
+    StepOracle("pressure", lambda h, s: s.promises(LOWERS_PRESSURE) and _ssa_only(h, s),
+               _pressure),
     StepOracle("tv", lambda h, s: bool(h.tv_threads) and _ssa_only(h, s), _tv),
     StepOracle("promotion",
                lambda h, s: bool(h.promotion_ms) and s.name in PROMOTING_PASSES and _ssa_only(h, s),

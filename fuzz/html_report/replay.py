@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agxir.ir import SSA, clone_function
 from agxir.passes import RULE_TABLES, UnknownPass
@@ -190,7 +190,7 @@ def _replay(record: Record, pass_timeout: float) -> Replay:
             entry["ran"] = True
             return changed
 
-        return PassUnderTest(name, run, unit.flag)
+        return replace(unit, name=name, run=run)  # its flag and contract
 
     if _took_its_process_down(record) and units:
         return _replay_death(record, fn, names, units, input_sets, pass_timeout)

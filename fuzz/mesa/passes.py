@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 
 from agxir.ir import EXEC, MACHINE, SSA, Function
 from agxir.passes import UnknownPass
@@ -136,7 +137,13 @@ def reference_difference(fn: Function, liveness) -> str | None:
 
 
 def mesa_pass(name: str) -> PassUnderTest:
-    """The pass under test `mesa:NAME`; KeyError for a name Mesa's bridge does not run."""
+    """The pass under test `mesa:NAME`, with its contract (`MESA_CONTRACTS`); KeyError for a
+    name Mesa's bridge does not run."""
+    return PassUnderTest(name, _bridge_run(name), ("--passes", name), MESA_CONTRACTS.get(name))
+
+
+def _bridge_run(name: str) -> Callable[[Function], bool]:
+    """`run(fn)` of the pass `mesa:NAME`: the function through the bridge, in place."""
     bridge_passes = MESA_PASSES[name[len(PREFIX):]]
 
     def run(fn: Function) -> bool:
@@ -165,14 +172,14 @@ def mesa_pass(name: str) -> PassUnderTest:
         fn.blocks, fn.level, fn.notes = after.blocks, after.level, dict(after.notes)
         return print_function(fn) != before
 
-    return PassUnderTest(name, run, ("--passes", name))
+    return run
 
 
 # Mesa's passes in the one registry's terms, each placed after ISEL in the first of
 # MESA_PIPELINES that holds it; fuzz.passes_under_test.contract_of composes them with the
 # model's (agxir.passes.registry).
 MESA_CONTRACTS: dict[str, Contract] = {
-    PREFIX + name: placed(Contract(PREFIX + name, summary, mesa_pass(PREFIX + name).run, takes,
+    PREFIX + name: placed(Contract(PREFIX + name, summary, _bridge_run(PREFIX + name), takes,
                                    gives, promises=promises), MESA_PIPELINES, ISEL)
     for name, _, summary, takes, gives, promises in _DECLARED
 }

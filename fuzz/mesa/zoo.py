@@ -130,7 +130,7 @@ def gated(unit: PassUnderTest, names: list[str], clean: str, variant: str) -> Pa
                     raise NotTranslatable(Counter({GATED: 1}))
         return unit.run(fn)
 
-    return PassUnderTest(unit.name, run, unit.flag)
+    return replace(unit, run=run)  # its name, flag and contract
 
 
 def mesa_pipeline_names() -> list[list[str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agxir.passes.contract import Contract, variant
@@ -57,13 +57,22 @@ class Variant:
     def contract(self) -> Contract | None:
         """Its pass's contract: the `of` pass's, with this pass's name, description and run
         (None for a variant of no registered pass: an analysis, a rule set, Mesa's C)."""
-        if self.of is None or self.make_pass is None:
+        if self.make_pass is None:
             return None
-        unit = self.make_pass()
+        return self._contract_of(self.make_pass())
+
+    def _contract_of(self, unit: PassUnderTest) -> Contract | None:
+        if self.of is None:
+            return None
         return variant(CONTRACTS[self.of], unit.name, self.description, unit.run)
 
     def pipeline(self) -> list[PassUnderTest]:
-        middle = [self.make_pass()] if self.make_pass else []
+        """The registered passes before it, the wrong pass (carrying its contract, so the
+        step oracles hold it to its `of` pass's promises), the registered ones after."""
+        middle = []
+        if self.make_pass:
+            unit = self.make_pass()
+            middle = [replace(unit, contract=self._contract_of(unit) or unit.contract)]
         return (
             [registered(name) for name in self.before]
             + middle

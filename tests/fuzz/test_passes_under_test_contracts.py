@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from agxir.ir import EXEC, MACHINE, Function
 from agxir.passes import UnknownPass
 from agxir.passes.contract import LEVELS, WHOLE_BACKEND, Contract
 from agxir.passes.registry import CONTRACTS
 from fuzz.commands.units import from_level
-from fuzz.mesa.passes import MESA_CONTRACTS, MESA_PASSES, mesa_prefix
+from fuzz.mesa.passes import MESA_CONTRACTS, MESA_PASSES, mesa_pass, mesa_prefix
 from fuzz.passes_under_test import contract_of, machine_prefix, registered
-from fuzz.step_oracles import WHOLE_BACKENDS
+from fuzz.step_oracles import Step
 
 # What mesa_prefix returned when it was written out by hand.
 MESA_PREFIXES = {
@@ -50,9 +51,25 @@ def test_prefixes_are_what_searching_the_pipelines_gave():
     assert mesa_prefix("mesa:nope") == ["lower-cf", "mesa:nope"]
 
 
-def test_the_whole_backends_the_step_oracles_name_are_the_contracts_that_say_so():
-    assert WHOLE_BACKENDS == {n for n, c in MESA_CONTRACTS.items() if WHOLE_BACKEND in c.promises}
+def _allocation_step(name: str, contract: Contract | None) -> Step:
+    before, after = Function("f", [], [], EXEC), Function("f", [], [], MACHINE)
+    return Step(name, before, "", after, "", before, "", contract)
+
+
+def test_a_whole_backend_is_known_to_the_step_oracles_by_its_contract_not_its_name():
+    """An exec -> machine step allocates (the RA and demand checkers judge it) unless its
+    pass's contract says it is a whole backend: the unit `registered` gives carries it."""
+    backends = {n for n, c in MESA_CONTRACTS.items() if WHOLE_BACKEND in c.promises}
+    assert backends == {"mesa:backend"}
     assert not any(WHOLE_BACKEND in c.promises for c in CONTRACTS.values())
+    for name, contract in MESA_CONTRACTS.items():
+        assert mesa_pass(name).contract is contract
+        assert _allocation_step(name, contract).allocates == (name not in backends)
+    assert registered("ra").contract is CONTRACTS["ra"]
+    assert _allocation_step("ra", CONTRACTS["ra"]).allocates
+    # the same name with another contract is judged by that contract, not by its name
+    assert _allocation_step("mesa:backend", CONTRACTS["ra"]).allocates
+    assert not _allocation_step("ra", MESA_CONTRACTS["mesa:backend"]).allocates
 
 
 def test_registered_units_and_unknown_names():

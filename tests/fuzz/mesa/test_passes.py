@@ -42,9 +42,10 @@ def _steps(path: Path, names: list[str]) -> list[Step]:
     current, steps = source, []
     for name in names:
         work = clone_function(current)
-        registered(name).run(work)
+        unit = registered(name)
+        unit.run(work)
         steps.append(Step(name, current, print_function(current), work, print_function(work),
-                          source, source_text))
+                          source, source_text, unit.contract))
         current = work
     return steps
 

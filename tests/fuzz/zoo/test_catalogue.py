@@ -65,11 +65,14 @@ def test_each_variant_inherits_the_contract_of_the_pass_it_wraps(variant):
 
 @pytest.mark.parametrize("variant", [v for v in EVERY if v.of], ids=lambda v: v.name)
 def test_the_pressure_oracle_holds_a_variant_to_what_its_contract_promises(variant):
-    """The step oracles cannot see the zoo's contracts (fuzz/zoo/ imports the harness's
-    circle); the name rule they keep for passes with no contract must agree with them, for
-    the variant's own name and for the name a replay gives it (`--pass MODULE:CALLABLE`)."""
+    """The wrong pass in a variant's pipeline carries its contract, which the step oracles
+    read; a replay names it `--pass MODULE:CALLABLE` with no contract, and the name rule
+    they keep for such passes must agree with the contract, for the variant's own name and
+    for the replay's."""
     unit = variant.make_pass()
     promised = LOWERS_PRESSURE in variant.contract.promises
+    carried = variant.pipeline()[len(variant.before)]
+    assert carried.name == unit.name and carried.contract == variant.contract
     assert lowers_pressure(unit.name) == promised
     module, _, attribute = unit.flag[1].rpartition(":")
     assert lowers_pressure(f"{module.rpartition('.')[0]}:{attribute}") == promised
