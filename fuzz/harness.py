@@ -52,7 +52,6 @@ from fuzz.pass_unit import PassTimedOut, PassUnderTest
 from fuzz.processes import WALL_BACKSTOP, PassMemoryLimit, pass_memory_limit
 from fuzz.step_oracles import (
     ORACLES,
-    PROMOTING_PASSES,
     STEP_ORACLES,
     Step,
     Verdict,
@@ -66,7 +65,7 @@ from oracles.machine.pressure_oracle import over_the_register_file
 from oracles.outcomes import Outcome
 from oracles.structure_reference import unstructurable_reason
 
-__all__ = ["ORACLES", "PROMOTING_PASSES", "Finding", "Harness", "Stats", "normalized"]
+__all__ = ["ORACLES", "Finding", "Harness", "Stats", "normalized"]
 
 INPUT = "(input)"  # the name findings use for the program before any pass
 

@@ -56,12 +56,13 @@ from oracles.outcomes import (
     ran_away,
 )
 
-# The passes each step oracle beyond the common ones holds to a promise, from the registry's
-# contracts (agxir.passes.registry; each promise is explained in agxir.passes.contract):
-# after an address-math promoter, z3 proves the promotion cannot overflow (seed 001's
-# invariant), on loop-free programs; after a pressure lowerer, no block's pressure (the most
-# halves live at one point, from the reference liveness) may be higher than before.
-PROMOTING_PASSES = promising(PROMOTES_ADDRESS_MATH)
+# The step oracles beyond the common ones hold a pass to what its contract promises
+# (`Step.promises`; each promise is explained in agxir.passes.contract): after an
+# address-math promoter, z3 proves the promotion cannot overflow (seed 001's invariant), on
+# loop-free programs; after a pressure lowerer, no block's pressure (the most halves live at
+# one point, from the reference liveness) may be higher than before; a whole backend is
+# judged by refinement, not by the allocation checkers. The registered pressure lowerers, for
+# the name rule of passes that declare nothing (`lowers_pressure`):
 PRESSURE_LOWERING_PASSES = promising(LOWERS_PRESSURE)
 
 
@@ -309,7 +310,8 @@ STEP_ORACLES: tuple[StepOracle, ...] = (
                _pressure),
     StepOracle("tv", lambda h, s: bool(h.tv_threads) and _ssa_only(h, s), _tv),
     StepOracle("promotion",
-               lambda h, s: bool(h.promotion_ms) and s.name in PROMOTING_PASSES and _ssa_only(h, s),
+               lambda h, s: bool(h.promotion_ms) and s.promises(PROMOTES_ADDRESS_MATH)
+               and _ssa_only(h, s),
                _promotion),
 )  # fmt: skip
 

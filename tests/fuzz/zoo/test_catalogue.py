@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from agxir.passes.contract import LOWERS_PRESSURE
+from agxir.ir import SSA, Function
+from agxir.passes.contract import LOWERS_PRESSURE, PROMOTES_ADDRESS_MATH
 from agxir.passes.registry import CONTRACTS
-from fuzz.step_oracles import lowers_pressure
+from fuzz.step_oracles import STEP_ORACLES, Step, lowers_pressure
 from fuzz.zoo import exec_cmp_variants, reuse_variants
 from fuzz.zoo.catalogue import ZOO, UnknownVariant, select
 
@@ -76,3 +77,23 @@ def test_the_pressure_oracle_holds_a_variant_to_what_its_contract_promises(varia
     assert lowers_pressure(unit.name) == promised
     module, _, attribute = unit.flag[1].rpartition(":")
     assert lowers_pressure(f"{module.rpartition('.')[0]}:{attribute}") == promised
+
+
+class _Judge:
+    check_liveness = True
+    tv_threads = 0
+    promotion_ms = 1000
+
+
+@pytest.mark.parametrize("variant", [v for v in EVERY if v.of], ids=lambda v: v.name)
+def test_a_variant_gets_the_step_oracles_of_its_contracts_promises(variant):
+    """The wrong pass's step (as the harness builds it from the unit in the variant's
+    pipeline) is judged by the promotion and pressure oracles exactly when the pass it is a
+    variant of promises what they hold (seed 001's promoted-address bugs meet z3 too)."""
+    carried = variant.pipeline()[len(variant.before)]
+    fn = Function("f", [], [], SSA)
+    step = Step(carried.name, fn, "", fn, "", fn, "", carried.contract)
+    applying = {oracle.name for oracle in STEP_ORACLES if oracle.applies(_Judge(), step)}
+    promises = CONTRACTS[variant.of].promises
+    assert ("promotion" in applying) == (PROMOTES_ADDRESS_MATH in promises)
+    assert ("pressure" in applying) == (LOWERS_PRESSURE in promises)
