@@ -62,6 +62,33 @@ def _name(ref) -> str:
     return ref.name
 
 
+def _shape(ins: Instruction) -> tuple | None:
+    """What `_MachineVerifier.instruction` judges an instruction by, within one function:
+    its row, `.sat`, attributes, target blocks, and per destination and source the
+    register, immediate or uniform itself (and the modifiers), but of an SSA value or a
+    virtual register only its kind and size (no check there reads which value or vreg it
+    is: each asks its level, size, alignment or width rule; the row checks read sizes,
+    attributes and immediates). Machine code repeats these shapes, so one found valid is
+    not judged again (`run`). None for a parallel copy, always judged (its destinations
+    must differ by name); so is a shape that does not hash (an attribute a wrong pass
+    set to a list, say)."""
+    if ins.dests:
+        return None
+    dest = ins.dest
+    if dest is not None and dest.__class__ in _BY_SIZE:
+        dest = (dest.__class__, dest.size)
+    srcs = []
+    for src in ins.srcs:
+        ref = src.ref
+        if ref.__class__ in _BY_SIZE:
+            ref = (ref.__class__, ref.size)
+        srcs.append((ref, src.abs, src.neg))
+    return (id(ins.opcode), ins.sat, tuple(ins.attrs.items()), dest, tuple(srcs), tuple(ins.blocks))
+
+
+_BY_SIZE = frozenset({Value, VirtualRegister})  # operands `_shape` keeps by kind and size
+
+
 class _MachineVerifier:
     # The SSA verifier's checks that only need `fn`, `error` and `block_set` are shared.
     check_names = Verifier.check_names
@@ -79,6 +106,7 @@ class _MachineVerifier:
         self.block_set = set(fn.blocks)
         self.uniform_set = set(fn.uniforms)
         self.virtual_places: dict[tuple[int, int], tuple[object, ...]] = {}
+        self.valid_shapes: set[tuple] = set()  # (`_shape`) instructions found valid here
 
     def error(self, block: Block | None, index: int | None, message: str, ins=None) -> None:
         text = format_instruction(ins) if ins is not None else None
@@ -101,10 +129,21 @@ class _MachineVerifier:
                 # pair of blocks, which phis (a source per predecessor) and edge splitting
                 # (out-of-ssa) rely on
                 self.error(block, None, f"logical successor {twice.name} is listed twice")
+        valid = self.valid_shapes
+        errors = self.errors
         for block in fn.blocks:
             self.layout(block)
             for index, ins in enumerate(block.instructions):
+                shape = _shape(ins)
+                try:
+                    if shape in valid:
+                        continue
+                except TypeError:  # an attribute that does not hash: judged every time
+                    shape = None
+                before = len(errors)
                 self.instruction(block, index, ins)
+                if shape is not None and len(errors) == before:
+                    valid.add(shape)
         if self.errors:
             return self.errors
         self.phis()
