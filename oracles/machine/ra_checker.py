@@ -198,6 +198,14 @@ def _plain_copy(reference: Instruction) -> Value | None:
 
 
 EMPTY: frozenset = frozenset()
+
+
+def _codes(base: int, register: Register) -> tuple:
+    """(code, half) per piece of the value numbered `base // SLOTS` read from `register`."""
+    half = register.half
+    if register.size == 32:  # the common case, without a generator
+        return (base, half), (base + 1, half + 1)
+    return tuple((base + piece, half + piece) for piece in range(register.size // 16))
 SLOTS = 1 << 16  # codes per meant value: more pieces than a register has halves
 
 
@@ -220,7 +228,6 @@ class _Checker:
             for succ in block.successors:
                 self.preds[succ].append(block)
         self.errors: list[RAError] = []
-        self.reporting = False
         self.numbers: dict = {}  # meant value -> its number
         self.meant: list = []  # number -> the meant value
         self.pieces: list[int] = []  # number -> how many pieces of it a state may hold
@@ -266,21 +273,24 @@ class _Checker:
         """(half, what it holds after) per half of `register` when `value` (None: nothing
         the program defined) is defined into it, and the number of a vreg whose older
         copies go stale (None for anything else)."""
-        halves = register.halves
+        half, count = register.half, register.size // 16
         if value is None:
-            return tuple((half, EMPTY) for half in halves), None
-        base = self._number(value, len(halves)) * SLOTS
-        writes = tuple((half, frozenset((base + piece,))) for piece, half in enumerate(halves))
-        return writes, (base // SLOTS if isinstance(value, VirtualRegister) else None)
+            return tuple((half + piece, EMPTY) for piece in range(count)), None
+        number = self._number(value, count)
+        base = number * SLOTS
+        if count == 2:  # the common case, without a generator
+            writes = ((half, frozenset((base,))), (half + 1, frozenset((base + 1,))))
+        else:
+            writes = tuple((half + piece, frozenset((base + piece,))) for piece in range(count))
+        return writes, (number if isinstance(value, VirtualRegister) else None)
 
     def _reads(self, ins: Instruction, reference: Instruction) -> tuple:
         reads = []
         for src, meant in zip(ins.srcs, reference.srcs, strict=True):
             if isinstance(meant.ref, Meant):
                 register = src.ref
-                base = self._number(meant.ref) * SLOTS
-                reads.append((tuple((base + piece, half) for piece, half
-                                    in enumerate(register.halves)), meant.ref, register))
+                reads.append((_codes(self._number(meant.ref) * SLOTS, register), meant.ref,
+                              register))
         return tuple(reads)
 
     def _compile(self, block: Block) -> list[tuple]:
@@ -333,9 +343,8 @@ class _Checker:
             for index, meant in enumerate(reference.srcs):
                 if isinstance(meant.ref, Meant):
                     register = ins.srcs[index].ref
-                    base = self._number(meant.ref) * SLOTS
-                    reads.append((tuple((base + piece, half) for piece, half
-                                        in enumerate(register.halves)), meant.ref, register))
+                    reads.append((_codes(self._number(meant.ref) * SLOTS, register),
+                                  meant.ref, register))
                 else:
                     reads.append(None)
             arrived, _ = self._writes(ins.dest, reference.dest)
@@ -350,12 +359,11 @@ class _Checker:
         codes, value, register = read
         for code, half in codes:
             if code not in state.get(half, EMPTY):
-                if self.reporting:
-                    self.errors.append(RAError(
-                        block.name, _position(block, ins), format_instruction(ins),
-                        register.name, half, _meaning(value, code % SLOTS),
-                        self._held(state.get(half, EMPTY)),
-                    ))
+                self.errors.append(RAError(
+                    block.name, _position(block, ins), format_instruction(ins),
+                    register.name, half, _meaning(value, code % SLOTS),
+                    self._held(state.get(half, EMPTY)),
+                ))
                 return False
         return True
 
@@ -428,10 +436,16 @@ class _Checker:
         return {h: frozenset.intersection(*(s.get(h, EMPTY) for s in incoming)) for h in halves}
 
     def run(self) -> list[RAError]:
+        """Rounds over the blocks in layout order until no out-state changes. The last
+        round saw every block from the fixpoint's states (none changed in it), so its
+        errors are the fixpoint's: each round's replace the round before's, and no
+        separate reporting pass is needed. (The states only shrink from round to round, so
+        an earlier round's errors are among the last one's, and cost no more than them.)"""
         outs: dict[Block, dict] = {}
         changed = True
         while changed:
             changed = False
+            self.errors = []
             for block in self.allocated.blocks:
                 state = self.entry(block, outs)
                 if state is None:
@@ -440,11 +454,6 @@ class _Checker:
                 if outs.get(block) != out:
                     outs[block] = out
                     changed = True
-        self.reporting = True
-        for block in self.allocated.blocks:
-            state = self.entry(block, outs)
-            if state is not None:
-                self.transfer(block, state)
         return self.errors
 
 
