@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agxir.native import CORE
+
 if TYPE_CHECKING:
     from agxir.opcodes.spec import Opcode
 
@@ -379,12 +381,19 @@ def collector_paused() -> Iterator[None]:
 def clone_function(fn: Function) -> Function:
     """A deep copy with fresh Values, Blocks and Instructions (Uniforms are shared: they
     are the function's interface; registers, immediates and operands that name no Value
-    are immutable and shared too). Passes run on clones so the original stays intact."""
+    are immutable and shared too). Passes run on clones so the original stays intact.
+
+    The compiled core (agxir.native) makes it when it is built, `clone_reference`
+    otherwise: the same objects either way."""
     with collector_paused():
+        if CORE is not None:
+            return CORE.clone(fn)
         return _clone(fn)
 
 
 def _clone(fn: Function) -> Function:
+    """The reference clone (`clone_reference`), which agxir/ccore.c's `clone` follows object
+    for object."""
     # Values, Operands and Instructions are made as their dataclass constructors make them
     # (the same attributes in the same order) but without a call through the class: a
     # clone makes one per definition, use and instruction, and the calls were half its time.
@@ -438,3 +447,9 @@ def _clone(fn: Function) -> Function:
     return Function(
         fn.name, list(fn.uniforms), [blocks[b] for b in fn.blocks], fn.level, dict(fn.notes)
     )
+
+
+clone_reference = _clone  # public for the agreement tests and for measuring the two apart
+if CORE is not None:
+    CORE.bind(Value, Operand, Instruction, Block, Function, Uniform, Immediate, Register,
+              VirtualRegister)
