@@ -106,6 +106,37 @@ attribute_array(PyObject *obj)
 }
 #endif
 
+static inline void
+prefetch_object(PyObject *obj)
+{
+#ifdef DIRECT_ATTRIBUTES
+    __builtin_prefetch(VALUES_POINTER(obj));
+#endif
+}
+
+static inline void
+prefetch_attributes(PyObject *obj)
+{
+#ifdef DIRECT_ATTRIBUTES
+    PyDictValues *values = attribute_array(obj);
+    if (values != NULL)
+        __builtin_prefetch(values->values);
+#endif
+}
+
+/* Before the loops over a block's instructions read item `i` of `items`: the objects a few
+ * places on, and the attribute arrays of the ones nearer, asked of memory early (reading
+ * them is mostly waiting for memory; a loop this long leaves the processor no way to see
+ * them coming). */
+static inline void
+prefetch_ahead(PyObject *items, Py_ssize_t i, Py_ssize_t count)
+{
+    if (i + 8 < count)
+        prefetch_object(PySequence_Fast_GET_ITEM(items, i + 8));
+    if (i + 4 < count)
+        prefetch_attributes(PySequence_Fast_GET_ITEM(items, i + 4));
+}
+
 /* `obj.<name>`, a new reference. */
 static PyObject *
 get(PyObject *obj, PyObject *name)
@@ -362,6 +393,7 @@ fresh_blocks_and_values(PyObject *old_blocks, PyObject *blocks, PyObject *values
             return -1;
         Py_ssize_t count = PySequence_Fast_GET_SIZE(instructions);
         for (Py_ssize_t i = 0; i < count; i++) {
+            prefetch_ahead(instructions, i, count);
             PyObject *dest = get(PySequence_Fast_GET_ITEM(instructions, i), s_dest);
             int failed = dest == NULL;
             if (!failed && IS_A(dest, Value)) {
@@ -398,6 +430,7 @@ fill_block(PyObject *block, PyObject *blocks, PyObject *values)
     Py_ssize_t count = PySequence_Fast_GET_SIZE(instructions);
     PyObject *cloned = PyList_New(count);
     for (Py_ssize_t i = 0; cloned != NULL && i < count; i++) {
+        prefetch_ahead(instructions, i, count);
         PyObject *ins = clone_instruction(PySequence_Fast_GET_ITEM(instructions, i), values,
                                           blocks);
         if (ins == NULL)
@@ -488,6 +521,8 @@ done:
 static int
 differ(PyObject *a, PyObject *b)
 {
+    if (a == b && (PyUnicode_CheckExact(a) || PyLong_CheckExact(a)))
+        return 0;  /* a clone's names and sizes are its original's objects */
     PyObject *result = PyObject_RichCompare(a, b, Py_NE);
     if (result == NULL)
         return -1;
@@ -763,9 +798,13 @@ same_block(PyObject *old, PyObject *new, Body *body)
         same = 0;
     if (same == 1 && old_succ != Py_None)
         same = same_blocks(old_succ, new_succ, body);
-    for (Py_ssize_t i = 0; same == 1 && i < PySequence_Fast_GET_SIZE(old_list); i++)
+    Py_ssize_t count = same == 1 ? PySequence_Fast_GET_SIZE(old_list) : 0;
+    for (Py_ssize_t i = 0; same == 1 && i < count; i++) {
+        prefetch_ahead(old_list, i, count);
+        prefetch_ahead(new_list, i, count);
         same = same_instruction(PySequence_Fast_GET_ITEM(old_list, i),
                                 PySequence_Fast_GET_ITEM(new_list, i), body);
+    }
     Py_XDECREF(old_list);
     Py_XDECREF(new_list);
     Py_XDECREF(old_succ);
