@@ -521,8 +521,13 @@ done:
 static int
 differ(PyObject *a, PyObject *b)
 {
-    if (a == b && (PyUnicode_CheckExact(a) || PyLong_CheckExact(a)))
-        return 0;  /* a clone's names and sizes are its original's objects */
+    /* An object equal to itself, without a call: a clone's names and sizes are its
+     * original's objects, and so are its registers, which compare (in Python, with the
+     * dataclass's __eq__) field by field. */
+    PyTypeObject *kind = Py_TYPE(a);
+    if (a == b && (kind == &PyUnicode_Type || kind == &PyLong_Type
+                   || kind == (PyTypeObject *)Register || kind == (PyTypeObject *)VirtualRegister))
+        return 0;
     PyObject *result = PyObject_RichCompare(a, b, Py_NE);
     if (result == NULL)
         return -1;
