@@ -45,6 +45,24 @@ GARBAGE = 0xDEAD  # what a never-written half holds (xor its index and lane, so 
 _DONE = np.iinfo(np.int64).max
 
 
+_GARBAGE_HALVES: dict[int, np.ndarray] = {}
+
+
+def _garbage_halves(lanes: int) -> np.ndarray:
+    """What the halves hold before any write, half by lane: one array per lane count, built
+    at once (256 rows one by one were a quarter of a small program's run) and read-only, as
+    every run shares it: the code never writes a row in place, it replaces H's entry."""
+    rows = _GARBAGE_HALVES.get(lanes)
+    if rows is None:
+        halves = np.arange(NUM_HALVES, dtype=np.uint64)[:, None]
+        rows = ((GARBAGE ^ halves ^ np.arange(lanes, dtype=np.uint64)) & 0xFFFF) | 1
+        rows.flags.writeable = False
+        if len(_GARBAGE_HALVES) >= 64:
+            _GARBAGE_HALVES.clear()
+        _GARBAGE_HALVES[lanes] = rows
+    return rows
+
+
 def _read_register(register: Register) -> str:
     parts = [f"H[{register.half}]"]
     for i in range(1, register.size // 16):
@@ -334,7 +352,7 @@ class CompiledWave:
         lanes = len(lane_set)
         C = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
         lane_index = np.arange(lanes, dtype=np.uint64)
-        H = [((GARBAGE ^ half ^ lane_index) & 0xFFFF) | 1 for half in range(NUM_HALVES)]
+        H = list(_garbage_halves(lanes))  # each half's row; a write replaces its entry
         # Never mutated in place (a write replaces the entry), so one array serves every name.
         V = dict.fromkeys(self.names, (0xDEADBEEF ^ lane_index * 0x9E3779B1) & 0xFFFFFFFF)
         waves = len(input_sets)
