@@ -200,12 +200,6 @@ def _plain_copy(reference: Instruction) -> Value | None:
 EMPTY: frozenset = frozenset()
 
 
-def _codes(base: int, register: Register) -> tuple:
-    """(code, half) per piece of the value numbered `base // SLOTS` read from `register`."""
-    half = register.half
-    if register.size == 32:  # the common case, without a generator
-        return (base, half), (base + 1, half + 1)
-    return tuple((base + piece, half + piece) for piece in range(register.size // 16))
 SLOTS = 1 << 16  # codes per meant value: more pieces than a register has halves
 
 
@@ -289,8 +283,8 @@ class _Checker:
         for src, meant in zip(ins.srcs, reference.srcs, strict=True):
             if isinstance(meant.ref, Meant):
                 register = src.ref
-                reads.append((_codes(self._number(meant.ref) * SLOTS, register), meant.ref,
-                              register))
+                reads.append((self._number(meant.ref) * SLOTS, register.half,
+                              register.size // 16, meant.ref, register))
         return tuple(reads)
 
     def _compile(self, block: Block) -> list[tuple]:
@@ -343,8 +337,8 @@ class _Checker:
             for index, meant in enumerate(reference.srcs):
                 if isinstance(meant.ref, Meant):
                     register = ins.srcs[index].ref
-                    reads.append((_codes(self._number(meant.ref) * SLOTS, register),
-                                  meant.ref, register))
+                    reads.append((self._number(meant.ref) * SLOTS, register.half,
+                                  register.size // 16, meant.ref, register))
                 else:
                     reads.append(None)
             arrived, _ = self._writes(ins.dest, reference.dest)
@@ -356,8 +350,9 @@ class _Checker:
     def read(self, state: dict, block: Block, ins: Instruction, read: tuple) -> bool:
         """Whether the register of `read` holds its value in `state`; reported when it may
         not."""
-        codes, value, register = read
-        for code, half in codes:
+        base, first, count, value, register = read
+        for piece in range(count):
+            code, half = base + piece, first + piece
             if code not in state.get(half, EMPTY):
                 self.errors.append(RAError(
                     block.name, _position(block, ins), format_instruction(ins),
@@ -440,13 +435,20 @@ class _Checker:
         round saw every block from the fixpoint's states (none changed in it), so its
         errors are the fixpoint's: each round's replace the round before's, and no
         separate reporting pass is needed. (The states only shrink from round to round, so
-        an earlier round's errors are among the last one's, and cost no more than them.)"""
+        an earlier round's errors are among the last one's, and cost no more than them.)
+        Without a backward edge in the layout one round is the fixpoint."""
         outs: dict[Block, dict] = {}
+        blocks = self.allocated.blocks
+        order = {block: k for k, block in enumerate(blocks)}
+        # Every edge forward in the layout: each block's predecessors are final before it
+        # is reached, so the first round is the fixpoint and a second would change nothing.
+        forward = len(order) == len(blocks) and all(
+            order[pred] < k for k, block in enumerate(blocks) for pred in self.preds[block])
         changed = True
         while changed:
             changed = False
             self.errors = []
-            for block in self.allocated.blocks:
+            for block in blocks:
                 state = self.entry(block, outs)
                 if state is None:
                     continue
@@ -454,6 +456,8 @@ class _Checker:
                 if outs.get(block) != out:
                     outs[block] = out
                     changed = True
+            if forward:
+                break
         return self.errors
 
 
