@@ -51,7 +51,8 @@ bound(void)
  * __setattr__, a data descriptor of that name, an instance whose attributes were moved to
  * a real dict, a name not yet among the shared keys) takes the generic protocol instead. */
 
-#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+/* (-DGENERIC_ATTRIBUTES builds the other way on 3.11 too, to test it.) */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(GENERIC_ATTRIBUTES)
 #define DIRECT_ATTRIBUTES 1
 #define Py_BUILD_CORE 1
 #include "internal/pycore_dict.h"
