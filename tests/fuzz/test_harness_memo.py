@@ -12,9 +12,10 @@ import pytest
 
 from agxir.ir import Immediate, Operand, Value, clone_function
 from agxir.passes import PASSES
+from agxir.structural import prints_as
 from agxir.text import parse_function, print_function
 from fuzz.campaign_db import features as feature
-from fuzz.harness import Harness, _prints_as
+from fuzz.harness import Harness
 from fuzz.passes_under_test import PassUnderTest, registered
 from oracles.inputs import random_input_sets
 
@@ -121,7 +122,7 @@ def test_a_fresh_clone_prints_as_its_original(path):
     fn = parse_function(Path(path).read_text(), path)
     text = print_function(fn)
     clone = clone_function(fn)
-    assert _prints_as(fn, text, clone)
+    assert prints_as(fn, text, clone)
     assert print_function(clone) == text
 
 
@@ -161,7 +162,7 @@ def test_a_changed_clone_is_never_vouched_for(change):
     text = print_function(fn)
     clone = clone_function(fn)
     change(clone)
-    assert not _prints_as(fn, text, clone)
+    assert not prints_as(fn, text, clone)
 
 
 def test_an_operand_naming_the_originals_value_is_left_to_the_texts():
@@ -171,7 +172,7 @@ def test_an_operand_naming_the_originals_value_is_left_to_the_texts():
     ins = clone.blocks[0].instructions[1]
     ins.srcs[0] = Operand(fn.blocks[0].instructions[0].dest)  # the original's %tid
     assert print_function(clone) == text
-    assert not _prints_as(fn, text, clone)
+    assert not prints_as(fn, text, clone)
 
 
 def test_the_collector_is_whole_again_after_a_check_and_held_during_it():
