@@ -10,6 +10,7 @@ it is whole again (`Lanes.branched`, `Lanes.rejoined`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -264,6 +265,8 @@ def _outputs(X: Lanes, lanes: slice, slots: int) -> tuple[tuple[int | None, ...]
 
 _BLOCK_CACHE: dict[str, Callable] = {}
 _BLOCK_CACHE_LIMIT = 50_000
+_CONSTANT = re.compile(r"C\[0x([0-9a-f]+)\]")
+HOIST_LINES = 256  # a block at least this long reads its constants into locals first
 
 
 def compiled_block(source: str) -> Callable:
@@ -274,9 +277,23 @@ def compiled_block(source: str) -> Callable:
         if len(_BLOCK_CACHE) >= _BLOCK_CACHE_LIMIT:
             _BLOCK_CACHE.clear()
         namespace = dict(HELPERS)
-        exec(compile(source, "<agx block>", "exec"), namespace)
+        exec(compile(hoisted_constants(source), "<agx block>", "exec"), namespace)
         function = _BLOCK_CACHE[source] = namespace["block"]
     return function
+
+
+def hoisted_constants(source: str) -> str:
+    """`source` (a block's function) with each constant `C[0x..]` read once into a local
+    `c_..` at its start, when the block is long: Python compiles a local's name a fifth
+    faster than a subscript, and a long block's compile is most of its setup (a
+    100,000-instruction block takes seconds). A short block is left as it is: there the
+    reads at its start would cost what they save. The same arrays are read either way."""
+    if source.count("\n") < HOIST_LINES:
+        return source
+    header, body = source.split("\n", 1)
+    values = dict.fromkeys(_CONSTANT.findall(body))
+    prologue = "".join(f"    c_{value} = C[0x{value}]\n" for value in values)
+    return header + "\n" + prologue + _CONSTANT.sub(r"c_\1", body)
 
 
 def _blocks_on_cycles(blocks: list[Block]) -> set[Block]:
