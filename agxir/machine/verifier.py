@@ -411,17 +411,24 @@ class _MachineVerifier:
                     continue
                 for src in ins.srcs:
                     ref = src.ref
-                    if isinstance(ref, Register):
-                        if ref == R0L:
-                            continue
-                    elif not isinstance(ref, VirtualRegister):
+                    if isinstance(ref, Register):  # (its places inline: a read per source)
+                        half = ref.half
+                        if half == 0 and ref.size == 16 and ref.__class__ is Register:
+                            continue  # r0l
+                        needed = range(half, half + ref.size // 16)
+                    elif isinstance(ref, VirtualRegister):
+                        needed = places(ref)
+                    else:
                         continue  # (nothing to find written)
-                    if not state.issuperset(places(ref)):
+                    if not state.issuperset(needed):
                         name = getattr(ref, "name", ref)
                         self.error(block, index, f"reads {name}, which no path from the entry writes", ins)
                 dest = ins.dest
                 if dest is not None:
-                    state.update(places(dest))
+                    if isinstance(dest, Register):
+                        state.update(range(dest.half, dest.half + dest.size // 16))
+                    else:
+                        state.update(places(dest))
                 else:
                     for dest in ins.dests:
                         state.update(places(dest))
