@@ -41,6 +41,7 @@ from oracles.interp.runner import DEFAULT_FUEL, compiled_block, outcomes_of, sta
 from oracles.outcomes import Outcome
 
 NUM_HALVES = 256
+_NAMED = (Value, VirtualRegister)  # operands held by name in V (a tuple: isinstance is faster)
 GARBAGE = 0xDEAD  # what a never-written half holds (xor its index and lane, so it varies)
 _DONE = np.iinfo(np.int64).max
 
@@ -131,7 +132,7 @@ class WaveEmitter(NumpyEmitter):
     def local(self, ref):
         if isinstance(ref, Register):
             return self._read_halves(ref)
-        if isinstance(ref, VirtualRegister | Value):
+        if isinstance(ref, _NAMED):
             full = self._read_name(ref.name)
             if isinstance(ref, VirtualRegister) and ref.size < self.vreg_widths.get(ref.name, ref.size):
                 return self.trunc(full, 64, ref.size)  # the low bits only
@@ -150,7 +151,10 @@ class WaveEmitter(NumpyEmitter):
         if first is not None and first[1] == 0 and first[2] == size:
             # The common case, first: exactly the value last written (or read) there.
             value = first[0]
-            if all(halves.get(half + i) == (value, 16 * i, size) for i in range(1, size // 16)):
+            if size == 32:  # (the commonest size, without a generator)
+                if halves.get(half + 1) == (value, 16, 32):
+                    return value
+            elif all(halves.get(half + i) == (value, 16 * i, size) for i in range(1, size // 16)):
                 return value
         known = [halves.get(h) for h in register.halves]
         if all(k is None for k in known):
@@ -180,9 +184,11 @@ class WaveEmitter(NumpyEmitter):
     # --- writes -----------------------------------------------------------------------------
     def write(self, dest, value: str) -> None:
         if isinstance(dest, Register):
-            for i, half in enumerate(dest.halves):
-                self.halves[half] = (value, 16 * i, dest.size)
-                self.dirty_halves[half] = None
+            halves, dirty, size = self.halves, self.dirty_halves, dest.size
+            for i in range(size // 16):
+                half = dest.half + i
+                halves[half] = (value, 16 * i, size)
+                dirty[half] = None
         else:
             name = dest.name
             if isinstance(dest, VirtualRegister) and dest.size < self.vreg_widths.get(name, dest.size):
@@ -203,23 +209,24 @@ def _unit_locals(units: list[list], vreg_widths: dict[str, int]) -> list[frozens
     storage, which must hold what the straightforward code would have left there)."""
     owner: dict[str, int] = {}  # name -> the one unit referencing it, or -1
     for k, unit in enumerate(units):
-        updates = any(ins.name in EXEC_UPDATES for ins in unit)
+        updates = any(ins.opcode.name in EXEC_UPDATES for ins in unit)
         for ins in unit:
             if updates:
                 for ref in [s.ref for s in ins.srcs] + ins.defs():
-                    if isinstance(ref, Value | VirtualRegister):
+                    if isinstance(ref, _NAMED):
                         owner[ref.name] = -1
                 continue
-            reads = [s.ref for s in ins.srcs if isinstance(s.ref, Value | VirtualRegister)]
-            for ref in reads:  # a read first: the value comes from storage
-                if owner.setdefault(ref.name, -1) != k or ins.is_phi:
+            is_phi = ins.opcode.name == "phi"
+            for src in ins.srcs:  # a read first: the value comes from storage
+                ref = src.ref
+                if isinstance(ref, _NAMED) and (owner.setdefault(ref.name, -1) != k or is_phi):
                     owner[ref.name] = -1
             for ref in ins.defs():
-                if not isinstance(ref, Value | VirtualRegister):
+                if not isinstance(ref, _NAMED):
                     continue
                 # A narrow write first keeps the other bits: it reads storage too.
                 first = -1 if ref.size < vreg_widths.get(ref.name, ref.size) else k
-                if owner.setdefault(ref.name, first) != k or ins.is_phi:
+                if owner.setdefault(ref.name, first) != k or is_phi:
                     owner[ref.name] = -1
     result: list[set[str]] = [set() for _ in units]
     for name, k in owner.items():
@@ -252,11 +259,11 @@ class CompiledWave:
         slots = 0
         for ins in fn.instructions():
             for ref in [s.ref for s in ins.srcs] + ins.defs():
-                if isinstance(ref, Value | VirtualRegister):
+                if isinstance(ref, _NAMED):
                     names.add(ref.name)
                     if isinstance(ref, VirtualRegister):
                         widths.setdefault(ref.name, set()).add(ref.size)
-            if ins.name == "export":
+            if ins.opcode.name == "export":
                 slots = max(slots, ins.attrs["slot"] + 1)
         self.names = sorted(names)
         self.output_slots = slots
@@ -296,13 +303,14 @@ class CompiledWave:
         marked = not first
         for ins in instructions:
             em.instruction = ins
-            if ins.is_phi:
+            name = ins.opcode.name
+            if name == "phi":
                 continue
-            if not marked and ins.name not in ("else_icmp", "else_fcmp"):
+            if not marked and name not in ("else_icmp", "else_fcmp"):
                 self._emit_phis(em, phis, first_unit)
                 em.lines.append(f"LB[act] = {number}")
                 marked = True
-            update = EXEC_UPDATES.get(ins.name)
+            update = EXEC_UPDATES.get(name)
             if update is not None:
                 # It reads registers of inactive lanes too: they must hold what was stored.
                 em.commit()
@@ -311,11 +319,11 @@ class CompiledWave:
                 em.lines.append(f"H[0] = where(here, {new}, H[0])")
                 em.lines.append("act = here & (H[0] == 0)")
                 em.forget()
-            elif ins.name in WAVE_BRANCHES:
-                branch = (ins.name, first_unit[ins.blocks[0]])
-            elif ins.name == "stop":
+            elif name in WAVE_BRANCHES:
+                branch = (name, first_unit[ins.blocks[0]])
+            elif name == "stop":
                 stops = True
-            elif ins.name == "parallel_copy":
+            elif name == "parallel_copy":
                 values = [em.ref_value(src.ref) for src in ins.srcs]
                 for dest, value in zip(ins.dests, values, strict=True):
                     em.write(dest, value)
