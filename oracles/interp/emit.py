@@ -104,9 +104,8 @@ class NumpyEmitter:
         return None
 
     def _binary(self, a, b, symbol: str, width: int, compute, wrap: bool = True):
-        folded = self._fold((a, b), compute, width)
-        if folded is not None:
-            return folded
+        if isinstance(a, Const) and isinstance(b, Const):  # (`_fold`, without its generator)
+            return self.const(compute(a.value, b.value) & _mask(width), width)
         expression = f"{a} {symbol} {b}"
         return self._wrap(expression, width) if wrap else self.temp(expression)
 
