@@ -1,4 +1,4 @@
-"""The compiled core (agxir/ccore.c) against its pure-Python references.
+"""The compiled core (agxir.ccore, built from agxir/ccore_src/) against its pure-Python references.
 
 The clone (`agxir.ir.clone_reference`) and the no-change comparison
 (`agxir.structural.same_body`) are the specification; the compiled ones must make the same
@@ -44,7 +44,7 @@ IR_CLASSES = (Function, Block, Instruction, Operand, Value, Uniform, Immediate, 
 
 
 def test_the_extension_is_built_and_used():
-    assert CORE is not None, "agxir/ccore.c is not built: run `pip install -e .`"
+    assert CORE is not None, "agxir.ccore (agxir/ccore_src/) is not built: run `pip install -e .`"
     fn = parse_function(PROGRAM)
     calls = []
     original = CORE.clone
