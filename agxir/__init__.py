@@ -4,7 +4,7 @@ The opcode table and its semantics (`agxir.opcodes`), the SSA IR (`agxir.ir`), i
 (`agxir.text`), CFG and dominators (`agxir.cfg`), the verifier (`agxir.verifier`), liveness
 (`agxir.liveness`) and the passes (`agxir.passes`); the levels' hooks (`agxir.levels`), the
 structural no-change comparison (`agxir.structural`) and the compiled core that clones and
-compares fast where it is built (`agxir.native`, from `agxir/ccore`). It imports neither
+compares fast where it is built (`agxir.native`, from `agxir/ccore_src/`). It imports neither
 `oracles` nor `fuzz`.
 """
 

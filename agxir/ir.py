@@ -392,7 +392,7 @@ def clone_function(fn: Function) -> Function:
 
 
 def _clone(fn: Function) -> Function:
-    """The reference clone (`clone_reference`), which agxir/ccore.c's `clone` follows object
+    """The reference clone (`clone_reference`), which agxir/ccore_src/clone.c follows object
     for object."""
     # Values, Operands and Instructions are made as their dataclass constructors make them
     # (the same attributes in the same order) but without a call through the class: a

@@ -1,4 +1,4 @@
-"""Which core agxir runs: the compiled one (agxir/ccore.c, built by `pip install -e .`) or,
+"""Which core agxir runs: the compiled one (agxir/ccore_src/, built by `pip install -e .`) or,
 when it is not built, the pure-Python references.
 
 `CORE` is the extension module, or None. It holds the two loops over a whole function that
