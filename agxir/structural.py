@@ -5,7 +5,8 @@ no-change check) wants the output's text, and on long functions printing it was 
 largest costs of a step. `prints_as` compares the clone with the original structurally
 instead, and says True only when the texts are certainly the same; False means only
 "print it to see". `same_body` is the per-block part, in pure Python: the reference that
-the compiled core's `same_body` (agxir/ccore_src/compare.c, agxir.native) follows clause for clause.
+the compiled core's `same_body` (agxir/ccore_src/compare.c, agxir.native) follows clause
+for clause.
 """
 
 from __future__ import annotations
