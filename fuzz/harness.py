@@ -49,7 +49,7 @@ from fuzz.step_oracles import (
 )
 from oracles.inputs import InputSet
 from oracles.interp import DEFAULT_FUEL, CompiledFunction
-from oracles.liveness_reference import compare_liveness
+from oracles.liveness_reference import ReferenceLiveness, compare_liveness, reference_liveness
 from oracles.machine import run_wave
 from oracles.machine.pressure_oracle import over_the_register_file
 from oracles.outcomes import Outcome
@@ -251,6 +251,9 @@ class Harness:
         self.features: set[str] = set()  # what the last program checked reached
         self._outcomes: dict[str, list[Outcome]] = {}
         self._liveness: dict[str, str | None] = {}
+        # id(fn) -> (fn, its reference liveness): by identity, since the reference names the
+        # function's own Values and Blocks; the function is held so the id stays its own
+        self._references: dict[int, tuple[Function, ReferenceLiveness]] = {}
         self._verdicts: dict[tuple, tuple[str, Verdict] | None] = {}
         self._runs: dict[tuple, _PassRun] = {}  # (pass name, pass, input text) -> the run
         self._declined = False
@@ -312,8 +315,17 @@ class Harness:
             return None
         if text not in self._liveness:
             analysis = self.liveness_analysis or Liveness
-            self._liveness[text] = compare_liveness(fn, analysis(fn))
+            self._liveness[text] = compare_liveness(fn, analysis(fn), self.reference(fn))
         return self._liveness[text]
+
+    def reference(self, fn: Function) -> ReferenceLiveness:
+        """`fn`'s reference liveness, computed once per program: the liveness oracle after
+        control-flow lowering, then the demand oracle of each allocator that takes the same
+        exec function, and the pressure oracle before and after a schedule ask for it."""
+        held = self._references.get(id(fn))
+        if held is None:
+            held = self._references[id(fn)] = (fn, reference_liveness(fn))
+        return held[1]
 
     def _forget_runs_but_of(self, pipelines: Sequence[Sequence[PassUnderTest]],
                             wanted: set | None = None) -> None:
@@ -330,6 +342,7 @@ class Harness:
         """Every pipeline on `fn`; at most one finding per pipeline."""
         self._outcomes.clear()
         self._liveness.clear()
+        self._references.clear()
         self._verdicts.clear()
         self._runs.clear()
         self._declined = False

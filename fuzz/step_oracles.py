@@ -34,6 +34,7 @@ from agxir.passes.registry import CONTRACTS, promising
 from agxir.verifier import verify
 from oracles.encoding import encoding_failure
 from oracles.inputs import InputSet
+from oracles.liveness_reference import ReferenceLiveness
 from oracles.machine.copy_checker import check_copy_lowering
 from oracles.machine.pressure_oracle import demand_difference
 from oracles.machine.ra_checker import (
@@ -181,6 +182,8 @@ class Judge(Protocol):
 
     def liveness_difference(self, fn: Function, text: str) -> str | None: ...
 
+    def reference(self, fn: Function) -> ReferenceLiveness: ...
+
 
 @dataclass(frozen=True)
 class StepOracle:
@@ -284,12 +287,13 @@ def _copy_checker(harness: Judge, step: Step) -> Verdict | None:
 
 
 def _demand(harness: Judge, step: Step) -> Verdict | None:
-    difference = demand_difference(step.before, step.after)
+    difference = demand_difference(step.before, step.after, ref=harness.reference(step.before))
     return Verdict(difference) if difference else None
 
 
 def _pressure(harness: Judge, step: Step) -> Verdict | None:
-    rise = pressure_rise(step.before, step.after)
+    rise = pressure_rise(step.before, step.after,
+                         (harness.reference(step.before), harness.reference(step.after)))
     return Verdict(f"{rise}, though {step.name} promises lower pressure") if rise else None
 
 

@@ -141,11 +141,13 @@ def halves_used(fn: Function) -> set[int]:
 
 
 def demand_difference(
-    exec_fn: Function, allocated: Function, reported_demand: int | None = None
+    exec_fn: Function, allocated: Function, reported_demand: int | None = None,
+    ref: ReferenceLiveness | None = None,
 ) -> str | None:
     """None when the allocation of `exec_fn` is within what its demand allows; else what is
-    wrong. `reported_demand` defaults to what the allocator recorded in `allocated.notes`."""
-    expected = reference_demand(exec_fn)
+    wrong. `reported_demand` defaults to what the allocator recorded in `allocated.notes`;
+    `ref`, `exec_fn`'s reference liveness when the caller has it already."""
+    expected = reference_demand(exec_fn, ref)
     reported = allocated.notes.get("demand") if reported_demand is None else reported_demand
     if reported is None:
         return "the allocation does not record its demand"

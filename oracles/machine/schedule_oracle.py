@@ -41,10 +41,13 @@ def max_point_pressure(fn: Function) -> int:
     return max(block_pressures(fn).values(), default=0)
 
 
-def pressure_rise(before: Function, after: Function) -> str | None:
+def pressure_rise(before: Function, after: Function,
+                  refs: tuple[ReferenceLiveness, ReferenceLiveness] | None = None) -> str | None:
     """None when no block of `after` has a higher pressure than the same block of
-    `before`; else where it rose and by how much."""
-    old, new = block_pressures(before), block_pressures(after)
+    `before`; else where it rose and by how much. `refs`: the two functions' reference
+    liveness, when the caller has them already."""
+    old_ref, new_ref = refs if refs is not None else (None, None)
+    old, new = block_pressures(before, old_ref), block_pressures(after, new_ref)
     if old.keys() != new.keys():
         old_max, new_max = max(old.values(), default=0), max(new.values(), default=0)
         if new_max > old_max:
