@@ -374,18 +374,28 @@ class CompiledWave:
         last = len(self.blocks)
         if last == 0:
             at[:] = _DONE
+        everywhere = np.ones(lanes, dtype=bool)  # `here` when every wave is at the block
         with np.errstate(all="ignore"):
             while (at != _DONE).any():
                 pos = int(at.min())
                 here_waves = at == pos
-                here = here_waves[lane_set]
                 compiled = self.blocks[pos]
-                before = act & here
-                after = compiled.run(V, H, U, C, here, before, LB, X, tid)
-                np.add(active_steps, compiled.length, out=active_steps, where=before | after)
-                act = np.where(here, after, act)
-                steps[here_waves] += compiled.length
-                executed += int(np.count_nonzero(here)) * compiled.length
+                if here_waves.all():
+                    # Most steps (the waves of a program mostly keep together): masking by
+                    # `here` changes nothing, so it is skipped.
+                    after = compiled.run(V, H, U, C, everywhere, act, LB, X, tid)
+                    np.add(active_steps, compiled.length, out=active_steps, where=act | after)
+                    act = after
+                    steps += compiled.length
+                    executed += lanes * compiled.length
+                else:
+                    here = here_waves[lane_set]
+                    before = act & here
+                    after = compiled.run(V, H, U, C, here, before, LB, X, tid)
+                    np.add(active_steps, compiled.length, out=active_steps, where=before | after)
+                    act = np.where(here, after, act)
+                    steps[here_waves] += compiled.length
+                    executed += int(np.count_nonzero(here)) * compiled.length
                 following = pos + 1
                 if compiled.stops:
                     at[here_waves] = _DONE
