@@ -95,12 +95,13 @@ class Step:
     contract: Contract | None = None
 
     def promises(self, promise: str) -> bool:
-        if self.contract is not None:
-            return promise in self.contract.promises
-        if promise == LOWERS_PRESSURE:
-            return lowers_pressure(self.name)
-        declared = CONTRACTS.get(self.name)
-        return declared is not None and promise in declared.promises
+        """Whether the pass promises `promise`: by the contract it carries, else by the
+        registry's for its name, else (it declares nothing) only `lowers-pressure`, by the
+        name rule of `lowers_pressure`."""
+        contract = self.contract if self.contract is not None else CONTRACTS.get(self.name)
+        if contract is not None:
+            return promise in contract.promises
+        return promise == LOWERS_PRESSURE and lowers_pressure(self.name)
 
     @property
     def allocates(self) -> bool:
