@@ -3,8 +3,8 @@
 After each pass: the pass must not raise or loop, and "reported no change" must mean the
 function is unchanged (checked here: texts compared, or, for a pass that reports no change,
 the function compared with its input structurally first, `agxir.structural.prints_as`);
-then every oracle of `fuzz.step_oracles` that applies to the step (verifier, liveness, RA checker, copy checker, refinement on the SSA
-or wave interpreter, tv, promotion). Refinement: input undefined, anything goes; input out
+then every oracle of `fuzz.step_oracles` that applies to the step (verifier, liveness, RA
+checker, copy checker, refinement on the SSA or wave interpreter, tv, promotion). Refinement: input undefined, anything goes; input out
 of fuel, skipped and counted; otherwise the same memory and outputs. The first failure is a
 `Finding` naming the pass, the oracle, the input and the first difference.
 
