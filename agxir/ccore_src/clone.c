@@ -123,11 +123,7 @@ clone_src(PyObject *src, PyObject *values)
 static PyObject *
 clone_srcs(PyObject *ins, PyObject *values)
 {
-    PyObject *srcs = get(ins, s_srcs);
-    if (srcs == NULL)
-        return NULL;
-    PyObject *seq = PySequence_Fast(srcs, "srcs must be a list");
-    Py_DECREF(srcs);
+    PyObject *seq = sequence_attr(ins, s_srcs);
     if (seq == NULL)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
