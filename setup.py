@@ -1,5 +1,6 @@
-"""The build of agxir's compiled core (agxir.ccore, from agxir/ccore_src/); everything else
-is in pyproject.toml.
+"""The builds of the two compiled parts, agxir's core (agxir.ccore, from agxir/ccore_src/)
+and the interpreters' lane VM (oracles.interp.lanevm, from oracles/interp/lanevm_src/);
+everything else is in pyproject.toml.
 
 `pip install -e .` compiles it in place. It is optional: where it cannot be built (no C
 compiler or no Python headers) the install still succeeds and agxir runs its pure-Python
@@ -14,11 +15,22 @@ take it for the compiled core.
 from setuptools import Extension, setup
 
 SOURCES = "agxir/ccore_src"
+LANEVM = "oracles/interp/lanevm_src"
 
-setup(ext_modules=[Extension(
-    "agxir.ccore",
-    [f"{SOURCES}/{name}.c" for name in ("module", "attributes", "clone", "compare")],
-    depends=[f"{SOURCES}/{name}.h" for name in ("core", "attributes")],  # rebuilt on a change
-    extra_compile_args=["-O2"],
-    optional=True,
-)])
+setup(ext_modules=[
+    Extension(
+        "agxir.ccore",
+        [f"{SOURCES}/{name}.c" for name in ("module", "attributes", "clone", "compare")],
+        depends=[f"{SOURCES}/{name}.h" for name in ("core", "attributes")],  # rebuilt on a change
+        extra_compile_args=["-O2"],
+        optional=True,
+    ),
+    Extension(
+        "oracles.interp.lanevm",
+        [f"{LANEVM}/{name}.c" for name in ("module", "compile", "run")],
+        depends=[f"{LANEVM}/vm.h"],
+        # No -ffast-math: float ops must round as numpy's do (IEEE, round to nearest even).
+        extra_compile_args=["-O2", "-fno-fast-math", "-ffp-contract=off"],
+        optional=True,
+    ),
+])

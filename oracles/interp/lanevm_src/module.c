@@ -1,0 +1,27 @@
+/* oracles.interp.lanevm, the module: its two functions (vm.h holds their contract) and
+ * PyInit. setup.py builds it from this folder; oracles/interp/vm.py is its Python side.
+ */
+#include "vm.h"
+
+static PyMethodDef methods[] = {
+    {"run", (PyCFunction)(void (*)(void))lanevm_run, METH_FASTCALL,
+     "run(program, R, pc, unmasked) -> int: execute program from op pc over the rows of R "
+     "until OP_END (returns -1) or a taken OP_CALL/OP_CALLIF (returns its index)."},
+    {"compile", (PyCFunction)(void (*)(void))lanevm_compile, METH_FASTCALL,
+     "compile(source) -> (program, externals, callbacks, result, temps): a block's emitted "
+     "numpy source as a lane-VM program; ValueError when the source is outside what it knows."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "oracles.interp.lanevm",
+    "The lane VM: the interpreters' emitted block source, compiled and run in C "
+    "(oracles/interp/lanevm_src).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit_lanevm(void)
+{
+    return PyModule_Create(&module_def);
+}
