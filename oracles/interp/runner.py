@@ -19,6 +19,7 @@ import numpy as np
 from agxir.cfg import CFG
 from agxir.ir import Block, Function, Uniform
 from oracles.inputs import InputSet, check_inputs
+from oracles.interp import vm
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.floats import HELPERS
 from oracles.interp.lanes import Lanes
@@ -40,9 +41,16 @@ class CompiledBlock:
 
 
 class CompiledFunction:
-    """A function turned into one Python function per reachable block."""
+    """A function turned into one executable block per reachable block: a program of the
+    lane VM (oracles/interp/vm.py) or a Python function over numpy arrays, the reference.
+    `backend` "auto" takes the VM when it is built and compiles every block, "vm" insists on
+    it, "numpy" takes the reference, None `vm.DEFAULT_BACKEND`; the `backend` attribute
+    says which one runs. Both give the same outcomes (tests/oracles/interp/test_vm.py)."""
 
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, backend: str | None = None):
+        backend = backend or vm.DEFAULT_BACKEND
+        if backend not in ("auto", "vm", "numpy"):
+            raise ValueError(f"unknown interpreter backend {backend!r}")
         self.fn = fn
         self.lane_instructions = 0  # executed by the last run, over all lanes
         self.diverged = False  # in the last run, lanes of one input set branched apart
@@ -63,16 +71,21 @@ class CompiledFunction:
         self.source = "\n\n".join(sources)
         self.constants = list(emitter.constants)
         self._constants_by_lanes: dict[int, dict[int, np.ndarray]] = {}
+        self.vm = vm.vm_function(sources) if backend != "numpy" else None
+        if backend == "vm" and self.vm is None:
+            raise ValueError("the lane VM is not built or does not compile every block")
+        self.backend = "vm" if self.vm is not None else "numpy"
+        runs = self.vm.blocks if self.vm is not None else map(compiled_block, sources)
         self.blocks = [
             CompiledBlock(
                 block,
                 number[block],
-                compiled_block(source),
+                executable.run if self.vm is not None else executable,
                 len(block.instructions),
                 tuple(position[t] for t in block.successors),
                 block not in cyclic,
             )
-            for block, source in zip(self.order, sources, strict=True)
+            for block, executable in zip(self.order, runs, strict=True)
         ]
 
     def _emit_block(self, em: NumpyEmitter, block: Block, number: dict) -> str:
@@ -116,12 +129,27 @@ class CompiledFunction:
         X, uniform_arrays, buffers = stacked_lanes(self.fn, input_sets, self.output_slots)
         lane_set, tid = X.lane_set, X.tid
         lanes = len(lane_set)
-        constants = self._constant_arrays(lanes)
-        # Never mutated in place, so one zero array can stand for every value not yet defined.
-        zero = np.zeros(lanes, dtype=np.uint64)
-        values = dict.fromkeys(self.value_names, zero)
+        if self.vm is not None:
+            # Every storage place is a row of R; the scheduler reads and writes the fixed
+            # rows through views (came_from is cf's row, as int64).
+            R = self.vm.start(lanes, tid, uniform_arrays)  # values start 0
+            came_from = R[vm.FLOW].view(np.int64)
+
+            def execute(compiled, act, unmasked):
+                R[vm.ACT] = act
+                return compiled.run(R, X, unmasked)
+        else:
+            constants = self._constant_arrays(lanes)
+            # Never mutated in place, so one zero array stands for every value not yet defined.
+            zero = np.zeros(lanes, dtype=np.uint64)
+            values = dict.fromkeys(self.value_names, zero)
+            came_from = np.full(lanes, -1, dtype=np.int64)
+
+            def execute(compiled, act, unmasked):
+                return compiled.run(
+                    values, uniform_arrays, constants, act, came_from, unmasked, X, tid
+                )
         at = np.zeros(lanes, dtype=np.int64)
-        came_from = np.full(lanes, -1, dtype=np.int64)
         steps = np.zeros(lanes, dtype=np.int64)
         first = [True] * len(self.blocks)
         alive = lanes
@@ -139,9 +167,7 @@ class CompiledFunction:
                 unmasked = first[pos] or active == alive
                 if self.tracks_divergence and compiled.acyclic:
                     X.rejoined(act, at != _DONE)
-                cond = compiled.run(
-                    values, uniform_arrays, constants, act, came_from, unmasked, X, tid
-                )
+                cond = execute(compiled, act, unmasked)
                 first[pos] = False
                 np.add(steps, compiled.length, out=steps, where=act)
                 executed += active * compiled.length
@@ -356,5 +382,6 @@ def _values_used_outside_their_block(fn: Function) -> set:
     return escaping
 
 
-def run(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL) -> list[Outcome]:
-    return CompiledFunction(fn).run(input_sets, fuel)
+def run(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL,
+        backend: str | None = None) -> list[Outcome]:
+    return CompiledFunction(fn, backend).run(input_sets, fuel)

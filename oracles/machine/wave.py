@@ -35,6 +35,7 @@ import numpy as np
 from agxir.ir import Function, Register, Value, VirtualRegister
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
 from oracles.inputs import InputSet
+from oracles.interp import vm
 from oracles.interp.emit import Const, NumpyEmitter
 from oracles.interp.lanes import Lanes
 from oracles.interp.runner import DEFAULT_FUEL, compiled_block, outcomes_of, stacked_lanes
@@ -62,6 +63,12 @@ def _garbage_halves(lanes: int) -> np.ndarray:
             _GARBAGE_HALVES.clear()
         _GARBAGE_HALVES[lanes] = rows
     return rows
+
+
+def _garbage_names(lanes: int) -> np.ndarray:
+    """What every V name holds before any write (one row, lane by lane)."""
+    lane_index = np.arange(lanes, dtype=np.uint64)
+    return (0xDEADBEEF ^ lane_index * 0x9E3779B1) & 0xFFFFFFFF
 
 
 def _read_register(register: Register) -> str:
@@ -244,11 +251,15 @@ class WaveBlock:
 
 
 class CompiledWave:
-    """A function of the exec, vreg or machine level compiled to one Python function per
-    unit of straight-line code. `forward=False` emits the straightforward code (every write
-    stored at once): the reference the forwarding code is tested against, not for use."""
+    """A function of the exec, vreg or machine level compiled to one executable per unit of
+    straight-line code: a lane VM program or a Python function over numpy arrays (`backend`
+    as `runner.CompiledFunction`'s). `forward=False` emits the straightforward code (every
+    write stored at once): the reference the forwarding code is tested against, not for use."""
 
-    def __init__(self, fn: Function, forward: bool = True):
+    def __init__(self, fn: Function, forward: bool = True, backend: str | None = None):
+        backend = backend or vm.DEFAULT_BACKEND
+        if backend not in ("auto", "vm", "numpy"):
+            raise ValueError(f"unknown interpreter backend {backend!r}")
         self.fn = fn
         self.lane_instructions = 0
         position = {block: i for i, block in enumerate(fn.blocks)}
@@ -285,14 +296,21 @@ class CompiledWave:
         emitter = WaveEmitter(forward)
         emitter.vreg_widths = {name: max(sizes) for name, sizes in widths.items() if len(sizes) > 1}
         unit_locals = _unit_locals([unit for _, unit, _ in segments], emitter.vreg_widths)
-        self.blocks: list[WaveBlock] = []
+        units = []
         for k, (block, instructions, first) in enumerate(segments):
             emitter.unit_locals = unit_locals[k] if forward else frozenset()
-            source, branch, stops = self._emit_unit(
-                emitter, instructions, position[block], first_unit, first
-            )
-            run = compiled_block(source)  # cached by text, as the SSA interpreter's are
-            self.blocks.append(WaveBlock(run, len(instructions), branch, stops))
+            units.append(self._emit_unit(emitter, instructions, position[block], first_unit, first))
+        sources = [source for source, _, _ in units]
+        self.vm = vm.vm_function(sources) if backend != "numpy" else None
+        if backend == "vm" and self.vm is None:
+            raise ValueError("the lane VM is not built or does not compile every unit")
+        self.backend = "vm" if self.vm is not None else "numpy"
+        # Python-compiled units are cached by text, as the SSA interpreter's are.
+        runs = [b.run for b in self.vm.blocks] if self.vm is not None else map(compiled_block, sources)
+        self.blocks: list[WaveBlock] = [
+            WaveBlock(run, len(instructions), branch, stops)
+            for run, (_, instructions, _), (_, branch, stops) in zip(runs, segments, units, strict=True)
+        ]
         self.constants = list(emitter.constants)
 
     def _emit_unit(self, em: WaveEmitter, instructions, number: int, first_unit, first: bool):
@@ -358,18 +376,29 @@ class CompiledWave:
         X, U, buffers = stacked_lanes(self.fn, input_sets, self.output_slots)
         lane_set, tid = X.lane_set, X.tid
         lanes = len(lane_set)
-        C = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
-        lane_index = np.arange(lanes, dtype=np.uint64)
-        H = list(_garbage_halves(lanes))  # each half's row; a write replaces its entry
-        # Never mutated in place (a write replaces the entry), so one array serves every name.
-        V = dict.fromkeys(self.names, (0xDEADBEEF ^ lane_index * 0x9E3779B1) & 0xFFFFFFFF)
+        if self.vm is not None:
+            # Every storage place is a row of R (LB's holds int64 bits, -1 at first).
+            R = self.vm.start(lanes, tid, U, _garbage_names, _garbage_halves)
+
+            def execute(compiled, here, act):
+                R[vm.HERE] = here
+                R[vm.ACT] = act
+                return compiled.run(R, X, True)
+        else:
+            C = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
+            H = list(_garbage_halves(lanes))  # each half's row; a write replaces its entry
+            # Never mutated in place (a write replaces the entry): one array serves every name.
+            V = dict.fromkeys(self.names, _garbage_names(lanes))
+            LB = np.full(lanes, -1, dtype=np.int64)
+
+            def execute(compiled, here, act):
+                return compiled.run(V, H, U, C, here, act, LB, X, tid)
         waves = len(input_sets)
         at = np.zeros(waves, dtype=np.int64)  # each wave's block position
         steps = np.zeros(waves, dtype=np.int64)
         # Per lane: instructions of the blocks it was active at the start or the end of.
         active_steps = np.zeros(lanes, dtype=np.int64)
         act = np.ones(lanes, dtype=bool)
-        LB = np.full(lanes, -1, dtype=np.int64)
         executed = 0
         last = len(self.blocks)
         if last == 0:
@@ -383,7 +412,7 @@ class CompiledWave:
                 if here_waves.all():
                     # Most steps (the waves of a program mostly keep together): masking by
                     # `here` changes nothing, so it is skipped.
-                    after = compiled.run(V, H, U, C, everywhere, act, LB, X, tid)
+                    after = execute(compiled, everywhere, act)
                     np.add(active_steps, compiled.length, out=active_steps, where=act | after)
                     act = after
                     steps += compiled.length
@@ -391,7 +420,7 @@ class CompiledWave:
                 else:
                     here = here_waves[lane_set]
                     before = act & here
-                    after = compiled.run(V, H, U, C, here, before, LB, X, tid)
+                    after = execute(compiled, here, before)
                     np.add(active_steps, compiled.length, out=active_steps, where=before | after)
                     act = np.where(here, after, act)
                     steps[here_waves] += compiled.length

@@ -1,0 +1,253 @@
+"""The lane VM's Python side: blocks of emitted source run in C instead of by numpy.
+
+The extension `oracles.interp.lanevm` (oracles/interp/lanevm_src/, vm.h holds its contract)
+compiles one block's emitted source (the text `runner.compiled_block` would give to Python)
+to a program of row operations, and runs such a program over `R`, one 2-D uint64 array
+holding every storage place of a run as a row and every lane as a column. This module owns
+what sits between the extension and the interpreters (oracles/interp/runner.py and
+oracles/machine/wave.py), which keep their scheduling and choose which executor runs:
+
+- `LANEVM`, the extension when it is built with both its halves, else None;
+- `compiled(source)`: a block's compile result, cached by its text, or None when the
+  source holds something outside the VM's language (the interpreter then runs that whole
+  function by numpy, the reference executor);
+- `VMFunction`: one function's row layout (fixed rows, then one row per V name, per H half,
+  per U name and per constant its blocks mention, then temporaries shared by all blocks),
+  its blocks' programs relocated into that layout once, the initial rows of a run, and
+  the driver that runs a block and performs its calls back into the lanes' state `X`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+try:
+    import oracles.interp.lanevm as _extension
+except ImportError:  # not built: the interpreters run numpy only
+    _extension = None
+
+# The fixed rows, the same in every layout. FLOW is `cf` in the SSA interpreter (the block
+# number lanes came from) and `LB` in the wave one (the block a lane was last active in):
+# both are int64 held as uint64 bits, -1 before any block.
+ACT, HERE, FLOW, TID = 0, 1, 2, 3
+FIXED_ROWS = 4
+_FIXED = {"act": ACT, "here": HERE, "cf": FLOW, "LB": FLOW, "TID": TID}
+_EMPTY_SSA = "def block(V, U, C, act, cf, unmasked, X, TID):\n    return None"
+
+
+def _complete(module) -> bool:
+    """Whether both halves of the extension are written (each raised NotImplementedError
+    while it was being written): an empty program runs, an empty block compiles."""
+    try:
+        module.run(np.zeros((1, 6), np.int64), np.zeros((1, 1), np.uint64), 0, True)
+        module.compile(_EMPTY_SSA)
+    except ValueError:  # written, and (wrongly) refusing the empty block: tests say so
+        return True
+    except NotImplementedError:
+        return False
+    return True
+
+
+LANEVM = _extension if _extension is not None and _complete(_extension) else None
+# What the interpreters run when not told: "auto" (the VM where it compiles every block of a
+# function, else numpy), "vm" or "numpy". Held at "numpy" until the VM is shown to agree.
+DEFAULT_BACKEND = "numpy"
+
+
+@dataclass(frozen=True)
+class CompiledSource:
+    """compile()'s result for one block's text. Its rows are numbered block-locally: 0..E-1
+    name `externals[k]`, E..E+temps-1 are temporaries (`VMFunction.relocate` renumbers them)."""
+
+    program: np.ndarray  # (n, 6) int64: op, d, a, b, c, imm
+    externals: tuple  # (kind, key) per external row
+    callbacks: tuple  # (method, dest, args) per OP_CALL/OP_CALLIF imm
+    result: tuple  # ("none",) | ("bool", row) | ("row", row)
+    temps: int
+
+
+_COMPILED: dict[str, CompiledSource | None] = {}
+_COMPILED_LIMIT = 50_000  # as runner's cache of Python-compiled blocks
+
+
+def compiled(source: str) -> CompiledSource | None:
+    """`source` compiled for the VM, once per distinct text; None when the VM is not built
+    or the text is outside its language (a ValueError from the compiler)."""
+    try:
+        return _COMPILED[source]
+    except KeyError:
+        pass
+    if LANEVM is None:
+        return None
+    if len(_COMPILED) >= _COMPILED_LIMIT:
+        _COMPILED.clear()
+    try:
+        program, externals, callbacks, result, temps = LANEVM.compile(source)
+    except ValueError:
+        block = None
+    else:
+        code = np.frombuffer(program, np.int64).reshape(-1, 6)
+        block = CompiledSource(code, tuple(externals), tuple(callbacks), tuple(result), temps)
+    _COMPILED[source] = block
+    return block
+
+
+class VMBlock:
+    """One block's program relocated into its function's rows, and the calls it makes."""
+
+    __slots__ = ("program", "calls", "result_kind", "result_row")
+
+    def __init__(self, program: np.ndarray, calls: list, result_kind: str, result_row: int):
+        self.program = program
+        self.calls = calls  # per op index: the callback an OP_CALL/OP_CALLIF there makes
+        self.result_kind = result_kind
+        self.result_row = result_row
+
+    def run(self, R: np.ndarray, X, unmasked: bool):
+        """Executes the block over R: the C executor runs until a call, Python performs
+        it, the executor goes on after it. Returns what the block's `return` gives."""
+        program, calls, execute = self.program, self.calls, _extension.run
+        pc = execute(program, R, 0, unmasked)
+        while pc >= 0:
+            calls[pc](R, X)
+            pc = execute(program, R, pc + 1, unmasked)
+        kind = self.result_kind
+        if kind == "bool":
+            return R[self.result_row] != 0
+        if kind == "row":
+            return R[self.result_row].copy()
+        return None
+
+
+def _callback(method: str, dest: int, args: tuple) -> Callable:
+    """What performs one call: X's method with its arguments read from R (a "row" COPIED,
+    since X may keep what it is given; a "bool" as nonzero), the result into row `dest`."""
+    readers = []
+    for kind, value in args:
+        if kind == "row":
+            readers.append(lambda R, row=value: R[row].copy())
+        elif kind == "bool":
+            readers.append(lambda R, row=value: R[row] != 0)
+        elif kind in ("int", "str"):
+            readers.append(lambda R, constant=value: constant)
+        else:
+            raise ValueError(f"lane VM callback argument of unknown kind {kind!r}")
+
+    def call(R: np.ndarray, X) -> None:
+        result = getattr(X, method)(*[read(R) for read in readers])
+        if dest >= 0:
+            R[dest] = result
+
+    return call
+
+
+class VMFunction:
+    """A function's blocks for the VM: one row layout for all of them, each block's program
+    relocated into it, and the initial rows of a run."""
+
+    def __init__(self, blocks: Sequence[CompiledSource]):
+        keys: dict[str, dict] = {"V": {}, "H": {}, "U": {}, "C": {}}
+        for block in blocks:
+            for kind, key in block.externals:
+                if kind in _FIXED:
+                    continue
+                if kind not in keys:
+                    raise ValueError(f"lane VM external of unknown kind {kind!r}")
+                keys[kind].setdefault(key, None)
+        self.names = list(keys["V"])
+        self.halves = list(keys["H"])
+        self.uniforms = list(keys["U"])
+        self.constants = list(keys["C"])
+        self.row: dict[tuple, int] = {(kind, None): row for kind, row in _FIXED.items()}
+        next_row = FIXED_ROWS
+        self.first_row = {}
+        for kind in ("V", "H", "U", "C"):
+            self.first_row[kind] = next_row
+            for key in keys[kind]:
+                self.row[(kind, key)] = next_row
+                next_row += 1
+        self.temp_base = next_row
+        self.rows = next_row + max((block.temps for block in blocks), default=0)
+        self.blocks = [self.relocate(block) for block in blocks]
+        self._initial: dict[tuple, np.ndarray] = {}
+
+    def relocate(self, block: CompiledSource) -> VMBlock:
+        """The block's program with its local rows (0..E-1: externals[k], E..: temporaries)
+        renumbered as this layout's rows, in the d, a, b, c fields of every op alike (an
+        op's unused fields hold 0, a valid local row), and its calls' rows likewise."""
+        mapping = np.array(
+            [self.row[(kind, None if kind in _FIXED else key)] for kind, key in block.externals]
+            + list(range(self.temp_base, self.temp_base + block.temps)),
+            dtype=np.int64,
+        )
+        if not len(mapping):  # a block touching no row: its zero fields stay row 0
+            mapping = np.zeros(1, dtype=np.int64)
+        local = block.program[:, 1:5]
+        if len(local) and (local.min() < 0 or local.max() >= len(mapping)):
+            raise ValueError("lane VM program names a row outside its externals and temps")
+        program = block.program.copy()
+        program[:, 1:5] = mapping[local]
+        imms = block.program[:, 5].tolist()
+        callbacks = [_callback(method, int(mapping[dest]) if dest >= 0 else -1,
+                               tuple((kind, int(mapping[value]) if kind in ("row", "bool") else value)
+                                     for kind, value in args))
+                     for method, dest, args in block.callbacks]
+        # Every op index an OP_CALL/OP_CALLIF may stop at maps to its callback; indexing by
+        # the imm of the op run() stopped at, looked up in a plain list.
+        calls = [callbacks[imm] if 0 <= imm < len(callbacks) else None for imm in imms]
+        result = block.result
+        if result[0] == "none":
+            return VMBlock(program, calls, "none", -1)
+        return VMBlock(program, calls, result[0], int(mapping[result[1]]))
+
+    def start(self, lanes: int, tid: np.ndarray, uniforms: dict,
+              names_start: Callable | None = None,
+              halves_start: Callable | None = None) -> np.ndarray:
+        """A run's rows: act and here ones, FLOW -1, TID, V rows from `names_start(lanes)`
+        (one row, or one per name), H rows from `halves_start(lanes)` (a row per half,
+        indexed by half number; either 0 when not given), U rows from `uniforms`,
+        constants, temporaries 0. All but TID and U are the same for every run at a lane
+        count (and the same start functions), so they are built once and copied."""
+        key = (lanes, names_start, halves_start)
+        initial = self._initial.get(key)
+        if initial is None:
+            initial = np.zeros((self.rows, lanes), dtype=np.uint64)
+            initial[ACT] = 1
+            initial[HERE] = 1
+            initial[FLOW] = np.uint64(0xFFFFFFFFFFFFFFFF)
+            v = self.first_row["V"]
+            if self.names and names_start is not None:
+                initial[v : v + len(self.names)] = names_start(lanes)
+            h = self.first_row["H"]
+            if self.halves and halves_start is not None:
+                initial[h : h + len(self.halves)] = halves_start(lanes)[self.halves]
+            c = self.first_row["C"]
+            if self.constants:
+                values = np.array(self.constants, dtype=np.uint64)[:, None]
+                initial[c : c + len(self.constants)] = values
+            if len(self._initial) >= 8:
+                self._initial.clear()
+            self._initial[key] = initial
+        R = initial.copy()
+        R[TID] = tid
+        u = self.first_row["U"]
+        for k, name in enumerate(self.uniforms):
+            R[u + k] = uniforms[name]
+        return R
+
+
+def vm_function(sources: Sequence[str]) -> VMFunction | None:
+    """The function of these block sources for the VM, or None when the VM is not built or
+    some block does not compile (then the whole function runs by numpy)."""
+    if LANEVM is None:
+        return None
+    blocks = []
+    for source in sources:
+        block = compiled(source)
+        if block is None:
+            return None
+        blocks.append(block)
+    return VMFunction(blocks)

@@ -1,0 +1,257 @@
+"""The lane VM (oracles.interp.lanevm, glued in by oracles/interp/vm.py) against the numpy
+executor of the same emitted text, the reference.
+
+The extension must be built in this checkout (a failed build is red here, not silently
+slow). The glue's parts are checked on hand-built compile results (the row layout, the
+relocation of programs and calls, the driver's calls back into the lanes' state); then on
+SSA programs of the campaign (generated ones, and what the default pipelines' SSA passes make
+of them) both executors must give the same outcomes, every field, and every function must
+take the VM under "auto".
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agxir.ir import SSA, clone_function
+from agxir.text import print_function
+from fuzz.campaign import CampaignConfig
+from fuzz.commands.units import units_under_test
+from fuzz.generate.cases import build_case
+from oracles.interp import CompiledFunction, vm
+from oracles.interp.vm import ACT, FIXED_ROWS, FLOW, HERE, TID, CompiledSource, VMFunction
+
+VM_H = Path(vm.__file__).parent / "lanevm_src" / "vm.h"
+
+
+def _opcodes() -> dict[str, int]:
+    enum = re.search(r"enum vm_opcode \{(.*?)\};", VM_H.read_text(), re.S).group(1)
+    names = re.findall(r"^\s*(OP_\w+)", enum, re.M)
+    return {name: number for number, name in enumerate(names)}
+
+
+OP = _opcodes()
+
+
+def _program(*records) -> np.ndarray:
+    """Records (op name, d, a, b, c, imm), OP_END appended."""
+    rows = [(OP[op], *fields) for op, *fields in records] + [(OP["OP_END"], 0, 0, 0, 0, 0)]
+    return np.array(rows, dtype=np.int64).reshape(-1, 6)
+
+
+def test_the_lane_vm_is_built():
+    assert vm.LANEVM is not None, (
+        "oracles.interp.lanevm (oracles/interp/lanevm_src/) is not built or not complete: run "
+        "`python setup.py build_ext --inplace`"
+    )
+
+
+# --- layout and relocation (no extension needed) -----------------------------------------------
+def _block(program, externals, temps, callbacks=(), result=("none",)):
+    return CompiledSource(program, tuple(externals), tuple(callbacks), result, temps)
+
+
+def test_layout_gives_each_place_one_row_and_shares_temporaries():
+    first = _block(_program(("OP_ADD", 4, 0, 1, 0, 0)),
+                   [("V", "x"), ("C", 5), ("act", None), ("U", "u0")], temps=2)
+    second = _block(_program(("OP_MOVE", 3, 1, 0, 0, 0)),
+                    [("H", 7), ("V", "x"), ("cf", None)], temps=5)
+    layout = VMFunction([first, second])
+    assert layout.names == ["x"] and layout.halves == [7]
+    assert layout.uniforms == ["u0"] and layout.constants == [5]
+    v, h, u, c = (layout.row[key] for key in [("V", "x"), ("H", 7), ("U", "u0"), ("C", 5)])
+    assert (v, h, u, c) == (FIXED_ROWS, FIXED_ROWS + 1, FIXED_ROWS + 2, FIXED_ROWS + 3)
+    assert layout.temp_base == FIXED_ROWS + 4
+    assert layout.rows == layout.temp_base + 5  # the largest block's temporaries
+    # Block 1: t(4) = V['x'](0) + C(1); unused field c (0) relocated like the rest.
+    assert layout.blocks[0].program[0].tolist() == [OP["OP_ADD"], layout.temp_base, v, c, v, 0]
+    # Block 2: local 3 is its first temporary, 1 is V['x'], 0 is H[7].
+    assert layout.blocks[1].program[0].tolist() == [OP["OP_MOVE"], layout.temp_base, v, h, h, 0]
+    assert layout.blocks[1].program[1].tolist() == [OP["OP_END"], h, h, h, h, 0]
+    assert layout.row[("cf", None)] == FLOW and layout.row[("act", None)] == ACT
+
+
+def test_relocation_does_not_change_the_cached_compile_result():
+    program = _program(("OP_ADD", 1, 0, 0, 0, 0))
+    before = program.copy()
+    VMFunction([_block(program, [("V", "a")], temps=1)])
+    assert (program == before).all()
+
+
+def test_relocation_maps_calls_and_the_result():
+    block = _block(
+        _program(("OP_CALL", 0, 0, 0, 0, 0), ("OP_CALLIF", 0, 2, 0, 0, 1)),
+        [("act", None), ("V", "a")], temps=2,
+        callbacks=[("load", 2, (("row", 1), ("int", 4), ("bool", 0))),
+                   ("undefined", -1, (("bool", 3), ("str", "why")))],
+        result=("row", 2),
+    )
+    layout = VMFunction([block])
+    relocated = layout.blocks[0]
+    assert relocated.result_kind == "row" and relocated.result_row == layout.temp_base
+    assert relocated.calls[0] is not None and relocated.calls[1] is not None
+
+
+def test_a_block_touching_no_row_relocates():
+    layout = VMFunction([_block(_program(), [], temps=0)])
+    assert layout.rows == FIXED_ROWS
+    assert layout.blocks[0].program.tolist() == [[OP["OP_END"], 0, 0, 0, 0, 0]]
+
+
+def test_a_program_naming_a_row_it_does_not_have_is_refused():
+    with pytest.raises(ValueError):
+        VMFunction([_block(_program(("OP_MOVE", 2, 0, 0, 0, 0)), [("V", "a")], temps=1)])
+
+
+def test_initial_rows():
+    block = _block(_program(), [("V", "a"), ("H", 3), ("U", "u"), ("C", 9), ("TID", None)], 1)
+    layout = VMFunction([block])
+    lanes = 4
+    tid = np.arange(lanes, dtype=np.uint64)
+    uniform = np.full(lanes, 77, dtype=np.uint64)
+    halves = np.arange(8 * lanes, dtype=np.uint64).reshape(8, lanes)
+    def names(n):
+        return np.full(n, 5, np.uint64)
+
+    def all_halves(n):
+        return halves
+
+    R = layout.start(lanes, tid, {"u": uniform}, names, all_halves)
+    assert R.dtype == np.uint64 and R.shape == (layout.rows, lanes) and R.flags.c_contiguous
+    assert (R[ACT] == 1).all() and (R[HERE] == 1).all()
+    assert (R[FLOW].view(np.int64) == -1).all() and (R[TID] == tid).all()
+    assert (R[layout.row[("V", "a")]] == 5).all()
+    assert (R[layout.row[("H", 3)]] == halves[3]).all()
+    assert (R[layout.row[("U", "u")]] == 77).all()
+    assert (R[layout.row[("C", 9)]] == 9).all()
+    R[TID] = 0  # a run's rows are its own: the next run starts afresh
+    again = layout.start(lanes, tid, {"u": uniform}, names, all_halves)
+    assert (again[TID] == tid).all() and (again[layout.row[("H", 3)]] == halves[3]).all()
+
+
+# --- the driver (the executor's integer ops) -------------------------------------------------
+class RecordingLanes:
+    """Stands for `Lanes`: records what each call was given, loads return address + 1."""
+
+    def __init__(self):
+        self.calls = []
+
+    def load(self, address, nbytes, act):
+        self.calls.append(("load", address, nbytes, act))
+        return address + np.uint64(1)
+
+    def undefined(self, hit, reason):
+        self.calls.append(("undefined", hit, reason))
+
+
+def test_the_driver_performs_calls_with_copies_and_bools():
+    # t4 = V['x'] + C[5]; t5 = X.load(t4, 4, act); V['x'] = where(act, t5, V['x']);
+    # t4 = t5 == C[5]... (a bool); if t4.any(): X.undefined(t4, 'r'); return t5
+    externals = [("V", "x"), ("C", 5), ("act", None), ("TID", None)]
+    block = _block(
+        _program(("OP_ADD", 4, 0, 1, 0, 0), ("OP_CALL", 0, 0, 0, 0, 0),
+                 ("OP_MERGE", 0, 5, 2, 0, 0), ("OP_EQ", 4, 3, 1, 0, 0),
+                 ("OP_CALLIF", 0, 4, 0, 0, 1)),
+        externals, temps=2,
+        callbacks=[("load", 5, (("row", 4), ("int", 4), ("bool", 2))),
+                   ("undefined", -1, (("bool", 4), ("str", "r")))],
+        result=("row", 5),
+    )
+    layout = VMFunction([block])
+    lanes = 8
+    tid = np.arange(lanes, dtype=np.uint64)
+    R = layout.start(lanes, tid, {}, lambda n: np.full(n, 100, np.uint64))
+    act = np.array([1, 1, 0, 1, 0, 1, 1, 1], dtype=bool)
+    R[ACT] = act
+    X = RecordingLanes()
+    result = layout.blocks[0].run(R, X, False)
+    (_, address, nbytes, given_act), (_, hit, reason) = X.calls
+    assert (address == 105).all() and nbytes == 4
+    assert given_act.dtype == bool and (given_act == act).all()
+    assert not np.shares_memory(address, R)  # X may keep what it is given
+    v = layout.row[("V", "x")]
+    assert (R[v] == np.where(act, 106, 100)).all()
+    assert (result == 106).all() and not np.shares_memory(result, R)
+    assert hit.dtype == bool and (hit == (tid == 5)).all() and reason == "r"
+
+
+def test_a_call_if_on_no_lane_is_not_made():
+    block = _block(_program(("OP_CALLIF", 0, 0, 0, 0, 0)), [("C", 0)], temps=0,
+                   callbacks=[("undefined", -1, (("bool", 0), ("str", "never")))])
+    layout = VMFunction([block])
+    R = layout.start(4, np.arange(4, dtype=np.uint64), {})
+    X = RecordingLanes()
+    assert layout.blocks[0].run(R, X, True) is None
+    assert X.calls == []
+
+
+# --- agreement on the campaign's SSA programs --------------------------------------------------
+PROGRAMS_WANTED = 150
+FUELS = (3000, 40)  # the second runs most loops out of fuel
+
+
+@cache
+def ssa_programs() -> tuple:
+    """(fn, input sets) for generated programs and what the default pipelines' SSA steps
+    make of them, distinct by text, up to PROGRAMS_WANTED."""
+    no_flags = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
+    _, pipelines = units_under_test(no_flags)
+    config = CampaignConfig(seed=11, pipelines=pipelines)
+    found: dict[str, tuple] = {}
+    index = 0
+    while len(found) < PROGRAMS_WANTED:
+        fn, inputs = build_case(11, index, config)
+        index += 1
+        found.setdefault(print_function(fn), (fn, inputs[:3]))
+        for pipeline in pipelines:
+            current = fn
+            for step in pipeline:
+                work = clone_function(current)
+                try:
+                    step.run(work)
+                except Exception:  # declined: the pipeline ends there
+                    break
+                if work.level != SSA:
+                    break
+                found.setdefault(print_function(work), (work, inputs[:3]))
+                current = work
+    return tuple(found.values())[:PROGRAMS_WANTED]
+
+
+def _run(fn, inputs, fuel, backend):
+    compiled = CompiledFunction(fn, backend)
+    outcomes = compiled.run(inputs, fuel)
+    return compiled, outcomes
+
+
+@pytest.mark.parametrize("fuel", FUELS)
+def test_vm_and_numpy_give_the_same_outcomes(fuel):
+    kinds = set()
+    for fn, inputs in ssa_programs():
+        numpy_run, expected = _run(fn, inputs, fuel, "numpy")
+        vm_run, outcomes = _run(fn, inputs, fuel, "vm")
+        assert vm_run.backend == "vm" and numpy_run.backend == "numpy"
+        assert outcomes == expected, print_function(fn)
+        assert vm_run.lane_instructions == numpy_run.lane_instructions
+        assert vm_run.diverged == numpy_run.diverged
+        assert vm_run.set_steps == numpy_run.set_steps
+        kinds |= {o.kind for o in outcomes}
+    assert len(ssa_programs()) == PROGRAMS_WANTED
+    assert "returned" in kinds and "undefined" in kinds
+    if fuel == FUELS[1]:
+        assert "out_of_fuel" in kinds
+
+
+def test_every_campaign_function_takes_the_vm():
+    backends = [CompiledFunction(fn, "auto").backend for fn, _ in ssa_programs()]
+    assert backends.count("vm") == len(backends) == PROGRAMS_WANTED
+
+
+def test_a_block_outside_the_vm_language_runs_by_numpy():
+    assert vm.compiled("def block(V, U, C, act, cf, unmasked, X, TID):\n    print(1)") is None
