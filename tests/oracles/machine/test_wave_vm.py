@@ -1,0 +1,94 @@
+"""The wave interpreter on the lane VM against the same interpreter on numpy, the reference:
+on the exec, vreg and machine programs the campaign's default pipelines make of generated
+programs, and on what wrong passes make of them (stale reads of lanes that were inactive
+must show the same garbage), every outcome field must agree, and under "auto" every
+function must take the VM."""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from functools import cache
+
+import pytest
+
+from agxir.ir import SSA, clone_function
+from agxir.text import print_function
+from fuzz.campaign import CampaignConfig
+from fuzz.commands.units import units_under_test
+from fuzz.generate.cases import build_case
+from oracles.machine import CompiledWave
+from tests.oracles.machine.test_wave_forwarding import CASES, ROUTES
+
+PROGRAMS_WANTED = 150  # per level
+MOST_GENERATED = 400
+FUELS = (3000, 60)  # the second runs most wave loops out of fuel
+LEVELS = ("exec", "vreg", "machine")
+
+
+@cache
+def wave_programs() -> dict[str, tuple]:
+    """Level -> (fn, input sets) of the programs below SSA the default pipelines make of
+    generated programs, distinct by text, up to PROGRAMS_WANTED of each level."""
+    no_flags = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
+    _, pipelines = units_under_test(no_flags)
+    config = CampaignConfig(seed=17, pipelines=pipelines)
+    found: dict[str, dict] = defaultdict(dict)
+    for index in range(MOST_GENERATED):
+        if all(len(found[level]) >= PROGRAMS_WANTED for level in LEVELS):
+            break
+        fn, inputs = build_case(17, index, config)
+        for pipeline in pipelines:
+            current = fn
+            for step in pipeline:
+                work = clone_function(current)
+                try:
+                    step.run(work)
+                except Exception:  # declined: the pipeline ends there
+                    break
+                if work.level != SSA:
+                    found[str(work.level)].setdefault(print_function(work), (work, inputs[:3]))
+                current = work
+    return {level: tuple(found[level].values())[:PROGRAMS_WANTED] for level in LEVELS}
+
+
+def _agree(fn, inputs, fuel, forward=True) -> list:
+    reference = CompiledWave(fn, forward, backend="numpy")
+    expected = reference.run(inputs, fuel)
+    compiled = CompiledWave(fn, forward, backend="vm")
+    outcomes = compiled.run(inputs, fuel)
+    assert compiled.backend == "vm" and reference.backend == "numpy"
+    assert outcomes == expected, print_function(fn)
+    assert compiled.lane_instructions == reference.lane_instructions
+    assert compiled.set_steps == reference.set_steps
+    return outcomes
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("fuel", FUELS)
+def test_vm_and_numpy_give_the_same_outcomes(level, fuel):
+    programs = wave_programs()[level]
+    assert len(programs) == PROGRAMS_WANTED
+    kinds = set()
+    for fn, inputs in programs:
+        kinds |= {o.kind for o in _agree(fn, inputs, fuel)}
+    assert "returned" in kinds
+    if fuel == FUELS[1]:
+        assert "out_of_fuel" in kinds
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+@pytest.mark.parametrize("forward", [True, False])
+def test_vm_and_numpy_agree_on_wrong_passes(route, forward):
+    for fn, inputs in CASES:
+        lowered = clone_function(fn)
+        for step in ROUTES[route]:
+            step(lowered)
+            _agree(lowered, inputs, 3000, forward)
+
+
+def test_every_campaign_function_takes_the_vm():
+    for level in LEVELS:
+        programs = wave_programs()[level]
+        backends = [CompiledWave(fn, backend="auto").backend for fn, _ in programs]
+        assert backends.count("vm") == len(backends) == PROGRAMS_WANTED, level
