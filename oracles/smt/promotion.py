@@ -46,7 +46,8 @@ from oracles.memory_model import buffer_base
 from oracles.smt.bitvectors import Z3BitVectors, function_memory
 from oracles.smt.function import EncodedFunction, encode_function, evaluate, is_loop_free
 from oracles.smt.function import thread_bound as _thread_bound
-from oracles.smt.limits import limit
+from oracles.smt.limits import limit, resource_units_per_ms
+from oracles.smt.promotion_slice import VerdictCache, query_slice
 
 __all__ = ["ACCESSES", "memory_accesses", "promotion_failures"]
 
@@ -108,8 +109,10 @@ def _describe(ins: Instruction) -> str:
 
 class _Prover:
     def __init__(self, before: Function, after: Function, timeout_ms: int, threads: int | None,
-                 texts: tuple[str, str] | None = None):
+                 texts: tuple[str, str] | None = None, logic: str | None = None):
         self.timeout_ms = timeout_ms
+        self.logic = logic  # z3 logic of every query, to try its solver first; None: don't
+        self.undecided = False  # some query came back unknown
         self.tid = z3.BitVec("thread_id", 32)
         self.scalars: dict[str, z3.BitVecRef] = {}
         memory = function_memory(before, name="initial_memory")
@@ -121,15 +124,32 @@ class _Prover:
             self.assumptions.append(_thread_bound(self.tid, threads))
 
     def check(self, bad: z3.BoolRef) -> tuple[str, z3.ModelRef | None]:
+        if self.logic is not None and self._proved_by_logic_solver(bad):
+            return "proved", None
         solver = z3.Solver()
         limit(solver, self.timeout_ms)
         solver.add(*self.assumptions, bad)
         result = solver.check()
+        if result == z3.unknown:
+            self.undecided = True
         if result == z3.unsat:
             return "proved", None
         if result == z3.sat:
             return "refuted", solver.model()
         return f"unknown: {solver.reason_unknown()}", None
+
+    def _proved_by_logic_solver(self, bad: z3.BoolRef) -> bool:
+        """The query is unsatisfiable by z3's solver for `self.logic`, which needs about half
+        the general solver's time on these queries. Anything else (sat, unknown, a term
+        outside the logic) goes to the general solver as before, so a refutation's model,
+        and so the message, and an unknown are what they always were."""
+        solver = z3.SolverFor(self.logic)
+        limit(solver, self.timeout_ms)
+        solver.add(*self.assumptions, bad)
+        try:
+            return solver.check() == z3.unsat
+        except z3.Z3Exception:
+            return False
 
     def inputs(self, model: z3.ModelRef) -> str:
         names = sorted(self.scalars)
@@ -219,12 +239,17 @@ def _block(encoded: EncodedFunction, name: str):
 
 def promotion_failures(before_fn: Function, after_fn: Function, *,
                        timeout_ms: int = DEFAULT_TIMEOUT_MS, threads: int | None = None,
-                       texts: tuple[str, str] | None = None) -> list[str]:
+                       texts: tuple[str, str] | None = None, reference: bool = False) -> list[str]:
     """What breaks the invariant (see the module docstring), one message per access or
     undefined-behaviour item; [] when everything is proved, or when either function has a
     loop (out of scope). `threads`: bound the thread id below it (None: any thread id, which
     is sound because BEFORE's accesses are defined only in bounds). `texts`: both functions
-    as printed, when the caller has them."""
+    as printed, when the caller has them (the reference path reads them).
+
+    By default only the slices the queries read are encoded (`oracles.smt.promotion_slice`),
+    two equal slices are proved without z3, and decided verdicts are reused by the slices'
+    texts; `reference=True` encodes the whole functions every time, as the invariant was
+    first written, to check the default path against (both give the same failures)."""
     if not (is_loop_free(before_fn) and is_loop_free(after_fn)):
         return []
     sites_b, sites_a = memory_accesses(before_fn), memory_accesses(after_fn)
@@ -236,10 +261,48 @@ def promotion_failures(before_fn: Function, after_fn: Function, *,
             failures.append(f"access {k}: {_describe(ins_b)} before, {_describe(ins_a)} after")
     if failures:
         return failures
-    # The prover encodes private clones (a caller may pass one function as both, or share
-    # values between the two): the sites are taken again from those clones.
-    prover = _Prover(before_fn, after_fn, timeout_ms, threads, texts)
-    sites_b, sites_a = memory_accesses(prover.before_fn), memory_accesses(prover.after_fn)
+    if reference:
+        # The prover encodes private clones (a caller may pass one function as both, or
+        # share values between the two): the sites are taken again from those clones.
+        prover = _Prover(before_fn, after_fn, timeout_ms, threads, texts)
+        return _judge(prover, memory_accesses(prover.before_fn), memory_accesses(prover.after_fn))
+    slice_b = query_slice(before_fn, [ins for _, ins in sites_b])
+    slice_a = query_slice(after_fn, [ins for _, ins in sites_a])
+    text_b, text_a = print_function(slice_b.function), print_function(slice_a.function)
+    if text_b == text_a and slice_b.positions == slice_a.positions:
+        # Equal slices encode to equal terms: every access's path and address, and the
+        # undefinedness, are the same term on both sides, which the reference proves
+        # without asking the solver.
+        return []
+    key = (text_b, text_a, slice_b.positions, slice_a.positions, threads, timeout_ms,
+           resource_units_per_ms())
+    cached = _VERDICTS.get(key)
+    if cached is not None:
+        return cached
+    # A query reads memory (arrays) only where a slice keeps a loaded value.
+    logic = "QF_ABV" if slice_b.reads_memory or slice_a.reads_memory else "QF_BV"
+    prover = _Prover(slice_b.function, slice_a.function, timeout_ms, threads, (text_b, text_a),
+                     logic)
+    failures = _judge(prover, _sites(prover.before_fn, slice_b.positions),
+                      _sites(prover.after_fn, slice_a.positions))
+    if not prover.undecided:
+        _VERDICTS.put(key, failures)
+    return failures
+
+
+# Decided verdicts by the slices' texts (a structural key: equal texts, equal queries). The
+# address passes each start from the same program and pipelines share prefixes, so one
+# slice pair recurs within a program and across programs in one process.
+_VERDICTS = VerdictCache(limit=256)
+
+
+def _sites(fn: Function, positions) -> list[tuple[str, Instruction]]:
+    """The accesses of a slice (or of its cached twin with the same text) by position."""
+    return [(fn.blocks[b].name, fn.blocks[b].instructions[i]) for b, i in positions]
+
+
+def _judge(prover: _Prover, sites_b, sites_a) -> list[str]:
+    failures = []
     for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
         failure = prover.access(k, site_b, site_a)
         if failure:
