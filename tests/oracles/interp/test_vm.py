@@ -5,8 +5,10 @@ The extension must be built in this checkout (a failed build is red here, not si
 slow). The glue's parts are checked on hand-built compile results (the row layout, the
 relocation of programs and calls, the driver's calls back into the lanes' state); then on
 SSA programs of the campaign (generated ones, and what the default pipelines' SSA passes make
-of them) both executors must give the same outcomes, every field, and every function must
-take the VM under "auto".
+of them) and on the goldens (which reach every fate) both executors must give the same
+outcomes, every field, and every campaign function must take the VM under "auto". The VM's
+programs come from the extension's compiler and from tests' reference compiler
+(reference_compile.py), so the glue and the executor are tested apart from compile.c too.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import numpy as np
 import pytest
 
 from agxir.ir import SSA, clone_function
-from agxir.text import print_function
+from agxir.text import ParseError, parse_function, print_function
 from fuzz.campaign import CampaignConfig
 from fuzz.commands.units import units_under_test
 from fuzz.generate.cases import build_case
+from oracles.inputs import random_input_sets
 from oracles.interp import CompiledFunction, vm
 from oracles.interp.vm import ACT, FIXED_ROWS, FLOW, HERE, TID, CompiledSource, VMFunction
+from tests.oracles.interp.reference_compile import compiled_by
 
 VM_H = Path(vm.__file__).parent / "lanevm_src" / "vm.h"
 
@@ -230,8 +234,15 @@ def _run(fn, inputs, fuel, backend):
     return compiled, outcomes
 
 
+@pytest.fixture(params=["lanevm", "reference"])
+def compiler(request, monkeypatch):
+    """Which compiler makes the VM's programs: the extension's, or tests' reference."""
+    with compiled_by(request.param, monkeypatch):
+        yield request.param
+
+
 @pytest.mark.parametrize("fuel", FUELS)
-def test_vm_and_numpy_give_the_same_outcomes(fuel):
+def test_vm_and_numpy_give_the_same_outcomes(fuel, compiler):
     kinds = set()
     for fn, inputs in ssa_programs():
         numpy_run, expected = _run(fn, inputs, fuel, "numpy")
@@ -243,9 +254,42 @@ def test_vm_and_numpy_give_the_same_outcomes(fuel):
         assert vm_run.set_steps == numpy_run.set_steps
         kinds |= {o.kind for o in outcomes}
     assert len(ssa_programs()) == PROGRAMS_WANTED
-    assert "returned" in kinds and "undefined" in kinds
+    assert "returned" in kinds
     if fuel == FUELS[1]:
         assert "out_of_fuel" in kinds
+
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
+REGRESSIONS = Path(__file__).resolve().parents[2] / "regressions"
+
+
+def golden_programs(level) -> list:
+    """The goldens' and regressions' programs of `level` (they reach every fate: undefined
+    behaviour of each kind, running out of fuel), those that parse."""
+    found = []
+    for path in sorted(GOLDEN.glob("*.agx")) + sorted(GOLDEN.glob("machine/*.agx")) + sorted(
+            REGRESSIONS.glob("*.agx")):
+        try:
+            fn = parse_function(path.read_text())
+        except ParseError:
+            continue
+        if (fn.level == SSA) == (level == SSA):
+            found.append(fn)
+    return found
+
+
+def test_vm_and_numpy_agree_on_the_goldens(compiler):
+    reasons = set()
+    for fn in golden_programs(SSA):
+        for seed in (1, 2):
+            inputs = random_input_sets(fn, 32, seed=seed, count=4)
+            numpy_run, expected = _run(fn, inputs, 3000, "numpy")
+            vm_run, outcomes = _run(fn, inputs, 3000, "vm")
+            assert outcomes == expected, print_function(fn)
+            assert vm_run.lane_instructions == numpy_run.lane_instructions
+            assert (vm_run.diverged, vm_run.set_steps) == (numpy_run.diverged, numpy_run.set_steps)
+            reasons |= {o.reason for o in outcomes if o.kind == "undefined"}
+    assert {"aadd overflow", "data race", "out-of-bounds access", "misaligned access"} <= reasons
 
 
 def test_every_campaign_function_takes_the_vm():

@@ -2,7 +2,8 @@
 on the exec, vreg and machine programs the campaign's default pipelines make of generated
 programs, and on what wrong passes make of them (stale reads of lanes that were inactive
 must show the same garbage), every outcome field must agree, and under "auto" every
-function must take the VM."""
+function must take the VM. The VM's programs come from the extension's compiler and from
+tests' reference compiler (tests/oracles/interp/reference_compile.py)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,23 @@ from agxir.text import print_function
 from fuzz.campaign import CampaignConfig
 from fuzz.commands.units import units_under_test
 from fuzz.generate.cases import build_case
+from oracles.inputs import random_input_sets
 from oracles.machine import CompiledWave
+from tests.oracles.interp.reference_compile import compiled_by
+from tests.oracles.interp.test_vm import golden_programs
 from tests.oracles.machine.test_wave_forwarding import CASES, ROUTES
 
 PROGRAMS_WANTED = 150  # per level
 MOST_GENERATED = 400
 FUELS = (3000, 60)  # the second runs most wave loops out of fuel
 LEVELS = ("exec", "vreg", "machine")
+
+
+@pytest.fixture(params=["lanevm", "reference"])
+def compiler(request, monkeypatch):
+    """Which compiler makes the VM's programs: the extension's, or tests' reference."""
+    with compiled_by(request.param, monkeypatch):
+        yield request.param
 
 
 @cache
@@ -66,7 +77,7 @@ def _agree(fn, inputs, fuel, forward=True) -> list:
 
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("fuel", FUELS)
-def test_vm_and_numpy_give_the_same_outcomes(level, fuel):
+def test_vm_and_numpy_give_the_same_outcomes(level, fuel, compiler):
     programs = wave_programs()[level]
     assert len(programs) == PROGRAMS_WANTED
     kinds = set()
@@ -79,12 +90,20 @@ def test_vm_and_numpy_give_the_same_outcomes(level, fuel):
 
 @pytest.mark.parametrize("route", list(ROUTES))
 @pytest.mark.parametrize("forward", [True, False])
-def test_vm_and_numpy_agree_on_wrong_passes(route, forward):
+def test_vm_and_numpy_agree_on_wrong_passes(route, forward, compiler):
     for fn, inputs in CASES:
         lowered = clone_function(fn)
         for step in ROUTES[route]:
             step(lowered)
             _agree(lowered, inputs, 3000, forward)
+
+
+def test_vm_and_numpy_agree_on_the_goldens(compiler):
+    goldens = golden_programs("wave")
+    assert goldens
+    for fn in goldens:
+        for seed in (1, 2):
+            _agree(fn, random_input_sets(fn, 32, seed=seed, count=4), 3000)
 
 
 def test_every_campaign_function_takes_the_vm():
