@@ -11,7 +11,8 @@
 /* gcc's -O2 vectorizer (the "very cheap" cost model) refuses a plain lane loop: it would
  * need a run-time alias check, since d may equal a. Computing a chunk of lanes into a local
  * array before storing it is correct under any aliasing of whole rows and has no check to
- * make, so it vectorizes at -O2. EXPR reads lane k of the chunk through LANE(row). */
+ * make, so it vectorizes at -O2; unrolled, the chunk lives in registers, not on the stack.
+ * EXPR reads lane k of the chunk through LANE(row). */
 #define CHUNK 8
 #define LANE(row) (row)[i + k]
 #define FOR_LANES(out, EXPR)                                                  \
@@ -19,9 +20,9 @@
         Py_ssize_t i = 0;                                                     \
         for (; i + CHUNK <= lanes; i += CHUNK) {                              \
             uint64_t chunk[CHUNK];                                            \
-            for (int k = 0; k < CHUNK; k++)                                   \
+            _Pragma("GCC unroll 8") for (int k = 0; k < CHUNK; k++)           \
                 chunk[k] = (EXPR);                                            \
-            for (int k = 0; k < CHUNK; k++)                                   \
+            _Pragma("GCC unroll 8") for (int k = 0; k < CHUNK; k++)           \
                 (out)[i + k] = chunk[k];                                      \
         }                                                                     \
         for (; i < lanes; i++) {                                              \
