@@ -31,6 +31,15 @@ lea read by anything else is the refinement oracle's business).
 
 Functions with loops are out of scope: `promotion_failures` returns [] for them (the
 encoding is for loop-free code; the interpreter oracles still run on them).
+
+Cost (issue 23). Only the slice of each function the queries read is encoded
+(`oracles.smt.promotion_slice`: the same terms as the whole encoding, for fewer
+instructions); equal slices are proved without z3; all of a step's items are first asked
+together, as one OR, of the solver for the queries' logic (QF_BV, or QF_ABV when a loaded
+value is read), and only when that does not prove them all impossible is each item asked as
+before. A proof is a proof whichever solver finds it; a refutation or an unknown always
+comes from the general solver's per-item query, as it did. `reference=True` keeps the first
+way (whole functions, one general query per item) to check the default way against.
 """
 
 from __future__ import annotations
@@ -46,8 +55,8 @@ from oracles.memory_model import buffer_base
 from oracles.smt.bitvectors import Z3BitVectors, function_memory
 from oracles.smt.function import EncodedFunction, encode_function, evaluate, is_loop_free
 from oracles.smt.function import thread_bound as _thread_bound
-from oracles.smt.limits import limit, resource_units_per_ms
-from oracles.smt.promotion_slice import VerdictCache, query_slice
+from oracles.smt.limits import limit
+from oracles.smt.promotion_slice import query_slice
 
 __all__ = ["ACCESSES", "memory_accesses", "promotion_failures"]
 
@@ -112,7 +121,6 @@ class _Prover:
                  texts: tuple[str, str] | None = None, logic: str | None = None):
         self.timeout_ms = timeout_ms
         self.logic = logic  # z3 logic of every query, to try its solver first; None: don't
-        self.undecided = False  # some query came back unknown
         self.tid = z3.BitVec("thread_id", 32)
         self.scalars: dict[str, z3.BitVecRef] = {}
         memory = function_memory(before, name="initial_memory")
@@ -124,21 +132,19 @@ class _Prover:
             self.assumptions.append(_thread_bound(self.tid, threads))
 
     def check(self, bad: z3.BoolRef) -> tuple[str, z3.ModelRef | None]:
-        if self.logic is not None and self._proved_by_logic_solver(bad):
+        if self.logic is not None and self.proves_impossible(bad):
             return "proved", None
         solver = z3.Solver()
         limit(solver, self.timeout_ms)
         solver.add(*self.assumptions, bad)
         result = solver.check()
-        if result == z3.unknown:
-            self.undecided = True
         if result == z3.unsat:
             return "proved", None
         if result == z3.sat:
             return "refuted", solver.model()
         return f"unknown: {solver.reason_unknown()}", None
 
-    def _proved_by_logic_solver(self, bad: z3.BoolRef) -> bool:
+    def proves_impossible(self, bad: z3.BoolRef) -> bool:
         """The query is unsatisfiable by z3's solver for `self.logic`, which needs about half
         the general solver's time on these queries. Anything else (sat, unknown, a term
         outside the logic) goes to the general solver as before, so a refutation's model,
@@ -159,7 +165,9 @@ class _Prover:
         ]
         return ", ".join(shown)
 
-    def access(self, k: int, site_b, site_a) -> str | None:
+    def access_query(self, k: int, site_b, site_a):
+        """What access k asks: None (nothing: provably the same), a failure message found
+        without the solver, or (bad, the terms a model is read at, what)."""
         (block_b, ins_b), (block_a, ins_a) = site_b, site_a
         pc_b = self.before.path.get(_block(self.before, block_b))
         pc_a = self.after.path.get(_block(self.after, block_a))
@@ -176,6 +184,22 @@ class _Prover:
             # false under any assumptions, which is what the solver would prove.
             return None
         bad = z3.Or(pc_b != pc_a, z3.And(pc_b, addr_b != addr_a))
+        return bad, (pc_b, pc_a, addr_b, addr_a), what
+
+    def undefined_query(self) -> z3.BoolRef | None:
+        """What the undefinedness item asks, or None when it is provably nothing."""
+        if z3.is_false(self.after.undefined) or self.after.undefined.eq(self.before.undefined):
+            # The second: the query asks for AFTER's undefinedness under the assumption that
+            # BEFORE's, the same term, is false; unsatisfiable, as the solver would prove.
+            return None
+        return self.after.undefined
+
+    def access(self, k: int, site_b, site_a) -> str | None:
+        query = self.access_query(k, site_b, site_a)
+        if query is None or isinstance(query, str):
+            return query
+        bad, (pc_b, pc_a, addr_b, addr_a), what = query
+        ins_b = site_b[1]
         verdict, model = self.check(bad)
         if verdict == "proved":
             return None
@@ -188,11 +212,10 @@ class _Prover:
                 f"({self.inputs(model)})")
 
     def undefined(self) -> str | None:
-        if z3.is_false(self.after.undefined) or self.after.undefined.eq(self.before.undefined):
-            # The second: the query asks for AFTER's undefinedness under the assumption that
-            # BEFORE's, the same term, is false; unsatisfiable, as the solver would prove.
+        bad = self.undefined_query()
+        if bad is None:
             return None
-        verdict, model = self.check(self.after.undefined)
+        verdict, model = self.check(bad)
         if verdict == "proved":
             return None
         if model is None:
@@ -274,26 +297,13 @@ def promotion_failures(before_fn: Function, after_fn: Function, *,
         # undefinedness, are the same term on both sides, which the reference proves
         # without asking the solver.
         return []
-    key = (text_b, text_a, slice_b.positions, slice_a.positions, threads, timeout_ms,
-           resource_units_per_ms())
-    cached = _VERDICTS.get(key)
-    if cached is not None:
-        return cached
     # A query reads memory (arrays) only where a slice keeps a loaded value.
     logic = "QF_ABV" if slice_b.reads_memory or slice_a.reads_memory else "QF_BV"
     prover = _Prover(slice_b.function, slice_a.function, timeout_ms, threads, (text_b, text_a),
                      logic)
     failures = _judge(prover, _sites(prover.before_fn, slice_b.positions),
-                      _sites(prover.after_fn, slice_a.positions))
-    if not prover.undecided:
-        _VERDICTS.put(key, failures)
+                      _sites(prover.after_fn, slice_a.positions), together=True)
     return failures
-
-
-# Decided verdicts by the slices' texts (a structural key: equal texts, equal queries). The
-# address passes each start from the same program and pipelines share prefixes, so one
-# slice pair recurs within a program and across programs in one process.
-_VERDICTS = VerdictCache(limit=256)
 
 
 def _sites(fn: Function, positions) -> list[tuple[str, Instruction]]:
@@ -301,7 +311,28 @@ def _sites(fn: Function, positions) -> list[tuple[str, Instruction]]:
     return [(fn.blocks[b].name, fn.blocks[b].instructions[i]) for b, i in positions]
 
 
-def _judge(prover: _Prover, sites_b, sites_a) -> list[str]:
+def _judge(prover: _Prover, sites_b, sites_a, *, together: bool = False) -> list[str]:
+    """Every item's failure, asked one query per item. `together`: first ask whether any
+    item can fail at all, one query for all (their OR): when the logic's solver proves that
+    unsatisfiable every item is proved, which is what each item's query would say; anything
+    else asks the items one by one as before."""
+    if together and prover.logic is not None:
+        bads = []
+        for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
+            query = prover.access_query(k, site_b, site_a)
+            if isinstance(query, str):
+                bads = None  # a failure without the solver: ask item by item
+                break
+            if query is not None:
+                bads.append(query[0])
+        if bads is not None:
+            undefined = prover.undefined_query()
+            if undefined is not None:
+                bads.append(undefined)
+            if not bads:
+                return []
+            if prover.proves_impossible(bads[0] if len(bads) == 1 else z3.Or(*bads)):
+                return []
     failures = []
     for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
         failure = prover.access(k, site_b, site_a)
