@@ -313,9 +313,10 @@ def _sites(fn: Function, positions) -> list[tuple[str, Instruction]]:
 
 def _judge(prover: _Prover, sites_b, sites_a, *, together: bool = False) -> list[str]:
     """Every item's failure, asked one query per item. `together`: first ask whether any
-    item can fail at all, one query for all (their OR): when the logic's solver proves that
-    unsatisfiable every item is proved, which is what each item's query would say; anything
-    else asks the items one by one as before."""
+    item can fail at all, one query for all (their OR): when that is proved unsatisfiable
+    every item is proved, which is what each item's query would say; anything else (a
+    refutation, whose model may show one item of several, or an unknown) asks the items one
+    by one as before."""
     if together and prover.logic is not None:
         bads = []
         for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
@@ -331,7 +332,7 @@ def _judge(prover: _Prover, sites_b, sites_a, *, together: bool = False) -> list
                 bads.append(undefined)
             if not bads:
                 return []
-            if prover.proves_impossible(bads[0] if len(bads) == 1 else z3.Or(*bads)):
+            if prover.check(bads[0] if len(bads) == 1 else z3.Or(*bads))[0] == "proved":
                 return []
     failures = []
     for k, (site_b, site_a) in enumerate(zip(sites_b, sites_a)):
