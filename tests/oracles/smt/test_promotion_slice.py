@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from agxir.ir import clone_function
+from agxir.ir import Immediate, Operand, clone_function
 from agxir.passes import address_cleanup, address_fold, address_fuse, address_lower, dce
 from agxir.text import parse_function, print_function
 from fuzz.campaign import CampaignConfig
@@ -208,3 +208,88 @@ def test_a_wrong_step_in_a_slice_only_the_solver_sees_is_still_found():
     for reference in (True, False):
         failures = promotion_failures(fn, out, timeout_ms=BUDGET_MS, reference=reference)
         assert failures and failures[0].startswith("access 0 ("), failures
+
+
+TWO_LOADS = """\
+func @p(u0:ptr[256]) {
+b0:
+  %t:32 = get_sr sr=thread_id
+  %x:32 = device_load u0, %t fmt=i8 shift=0
+  %s:32 = iadd %t, #1 shift=0
+  %y:32 = device_load u0, %s fmt=i8 shift=0
+  export %x slot=0
+  stop
+}
+"""
+
+
+def test_equal_slices_with_other_accesses_still_go_to_the_solver():
+    # Exports are not in a slice, so these two slices print alike; but BEFORE's access is
+    # the first load and AFTER's the second, at another address: a failure, not "equal".
+    fn = parse_function(TWO_LOADS)
+    out = parse_function(TWO_LOADS.replace("export %x", "export %y"))
+    slices = [query_slice(f, [ins for _, ins in memory_accesses(f)]) for f in (fn, out)]
+    assert print_function(slices[0].function) == print_function(slices[1].function)
+    assert slices[0].positions != slices[1].positions
+    failures = promotion_failures(fn, out, timeout_ms=BUDGET_MS)
+    assert failures and failures[0].startswith("access 0 (") and "address" in failures[0]
+
+
+def test_a_slice_prints_every_part_the_encoding_reads():
+    """The equal-slices shortcut compares printed slices: a change to any part the encoding
+    reads (an attribute, a modifier, a source, a destination width, a buffer's size, a
+    branch target) prints differently."""
+    fn = parse_function(RELAXED_WITH_BRANCH)
+    base = print_function(query_slice(fn, [i for _, i in memory_accesses(fn)]).function)
+
+    def changed(edit) -> str:
+        other = clone_function(fn)
+        edit(other)
+        return print_function(query_slice(other, [i for _, i in memory_accesses(other)]).function)
+
+    def find(f, name):
+        return next(ins for ins in f.instructions() if ins.name == name)
+
+    def shift(f):
+        find(f, "ulea").attrs["shift"] = 3
+
+    def modifier(f):
+        store = find(f, "device_store")
+        store.srcs[2] = Operand(store.srcs[2].ref, abs=True)
+
+    def source(f):
+        amul = find(f, "amul")
+        amul.srcs[0] = Operand(Immediate(5))
+
+    def width(f):
+        find(f, "device_load").dest.size = 16
+
+    def buffer(f):
+        f.uniforms[0].buffer_bytes = 512
+
+    def target(f):
+        branch = f.blocks[0].instructions[-1]
+        branch.blocks = list(reversed(branch.blocks))
+
+    for edit in (shift, modifier, source, width, buffer, target):
+        assert changed(edit) != base, edit.__name__
+
+
+RELAXED_WITH_BRANCH = """\
+func @p(u0:ptr[1024], u1:ptr[256]) {
+b0:
+  %t:32 = get_sr sr=thread_id
+  %m:32 = amul #3, %t
+  %s:32 = amul %m, #4
+  %w:64 = u2u64 %s
+  %a:64 = iadd u0, %w shift=0
+  %v:32 = device_load %a, #0 fmt=i32 shift=0
+  if_icmp %v, #0 cond=ueq inv=0 -> b1, b2
+b1:
+  %b:64 = ulea u1, %t shift=2
+  device_store %v, %b, #0 fmt=i32 shift=0
+  jump -> b2
+b2:
+  stop
+}
+"""
