@@ -229,6 +229,19 @@ lex_string(lv_parser *ps, token *t)
     ps->p = p + 1;
 }
 
+static int
+is_operator_char(char ch)
+{
+    switch (ch) {
+    case '(': case ')': case '[': case ']': case ',': case ':': case '.': case '=': case '~':
+    case '+': case '-': case '*': case '/': case '%': case '&': case '|': case '^': case '<':
+    case '>': case '@':
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* The next token of the line into *t. */
 static void
 lex(lv_parser *ps, token *t)
@@ -276,7 +289,7 @@ lex(lv_parser *ps, token *t)
             }
         }
     }
-    if (t->len == 1 && (ch == '\0' || !strchr("()[],:.=~+-*/%&|^<>@", ch)))
+    if (t->len == 1 && !is_operator_char(ch))
         lv_fail(ps, "a character not understood ('%c')", ch);
     ps->p += t->len;
 }
@@ -285,19 +298,6 @@ void
 lv_advance(cursor *c)
 {
     lex(c->ps, &c->cur);
-}
-
-int
-lv_is_op(const cursor *c, int op)
-{
-    return c->cur.kind == TK_OP && c->cur.op == op;
-}
-
-int
-lv_is_name(const cursor *c, const char *name)
-{
-    return c->cur.kind == TK_NAME && (size_t)c->cur.len == strlen(name) &&
-           memcmp(c->cur.start, name, (size_t)c->cur.len) == 0;
 }
 
 void

@@ -333,6 +333,9 @@ parse_name(cursor *c)
     if (lv_is_op(c, '('))
         return parse_helper(c, name, len);
 #define IS(word) ((size_t)len == sizeof(word) - 1 && memcmp(name, word, sizeof(word) - 1) == 0)
+    /* Most names are locals (t12, v_5, u_u0): those skip the parameters' comparisons. */
+    if (!strchr("XVUCHaThLc", name[0]))
+        goto local;
     if (IS("X"))
         return parse_xcall(c);
     if (IS("V") || IS("U") || IS("C") || (IS("H") && ps->wave)) {
@@ -351,6 +354,7 @@ parse_name(cursor *c)
     if (!ps->wave && IS("cf"))
         return named_ext(ps, EXT_CF);
 #undef IS
+local:;
     size_t slot;
     uint64_t hash;
     const int32_t entry = lv_local_entry(ps, name, len, &slot, &hash);
@@ -398,12 +402,19 @@ parse_primary(cursor *c)
     return node;
 }
 
+/* Python refuses more than 200 nested parentheses; the recursion here stays shallow too. */
+#define MOST_NESTED 200
+
 static int32_t
 parse_unary(cursor *c)
 {
     if (lv_is_op(c, '~')) {
         lv_advance(c);
-        return make_invert(c->ps, parse_unary(c));
+        if (++c->ps->depth > MOST_NESTED)
+            lv_fail(c->ps, "expressions nested too deeply");
+        const int32_t inverted = make_invert(c->ps, parse_unary(c));
+        c->ps->depth--;
+        return inverted;
     }
     if (lv_is_op(c, '-') || lv_is_op(c, '+'))
         lv_fail(c->ps, "a unary sign");
@@ -488,9 +499,13 @@ comparison_ahead(const cursor *c)
 int32_t
 lv_parse_expr(cursor *c)
 {
+    if (++c->ps->depth > MOST_NESTED)
+        lv_fail(c->ps, "expressions nested too deeply");
     int32_t left = parse_or(c);
-    if (!comparison_ahead(c))
+    if (!comparison_ahead(c)) {
+        c->ps->depth--;
         return left;
+    }
     const int op = lv_is_op(c, OPT_EQ) ? OP_EQ : lv_is_op(c, '<') ? OP_LT : lv_is_op(c, OPT_LE) ? OP_LE : -1;
     if (op < 0)
         lv_fail(c->ps, "a comparison operator not understood");
@@ -498,5 +513,6 @@ lv_parse_expr(cursor *c)
     left = make_compare(c->ps, op, left, parse_or(c));
     if (comparison_ahead(c))
         lv_fail(c->ps, "a chained comparison");
+    c->ps->depth--;
     return left;
 }

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <string.h>
 
 /* A value's type, as numpy would hold it: the VM keeps every value in a uint64 row, so a
  * type only decides which op an operator means (`~`) and which combinations are refused
@@ -115,6 +116,7 @@ typedef struct {
     int returned;
     int line_count;   /* lines read so far */
     int32_t current;  /* the statement being parsed (what a read's last_use becomes) */
+    int depth;        /* nested expressions now: refused past Python's own limit */
 
     /* The lexer's position and the line being parsed. */
     const char *p, *line_end;
@@ -143,9 +145,22 @@ typedef struct {
 } cursor;
 
 void lv_advance(cursor *c);
-int lv_is_op(const cursor *c, int op);
-int lv_is_name(const cursor *c, const char *name);
 void lv_expect_op(cursor *c, int op, const char *what);
+
+/* Inline: the parser asks these several times per token. */
+static inline int
+lv_is_op(const cursor *c, int op)
+{
+    return c->cur.kind == TK_OP && c->cur.op == op;
+}
+
+static inline int
+lv_is_name(const cursor *c, const char *name)
+{
+    const size_t len = strlen(name);
+    return c->cur.kind == TK_NAME && (size_t)c->cur.len == len &&
+           memcmp(c->cur.start, name, len) == 0;
+}
 
 void lv_table_init(lv_parser *ps, lv_table *table, size_t size);
 void lv_table_put(lv_parser *ps, lv_table *table, size_t slot, uint64_t hash, int32_t entry);

@@ -95,7 +95,8 @@ define(cursor *c, const char *name, int len)
 {
     lv_parser *ps = c->ps;
     for (size_t i = 0; i < sizeof RESERVED / sizeof RESERVED[0]; i++) {
-        if (strlen(RESERVED[i]) == (size_t)len && memcmp(RESERVED[i], name, (size_t)len) == 0)
+        if (RESERVED[i][0] == name[0] && strlen(RESERVED[i]) == (size_t)len &&
+            memcmp(RESERVED[i], name, (size_t)len) == 0)
             lv_fail(ps, "an assignment to %.*s", len, name);
     }
     const int32_t expr = lv_parse_expr(c);
