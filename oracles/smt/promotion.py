@@ -270,9 +270,10 @@ def promotion_failures(before_fn: Function, after_fn: Function, *,
     as printed, when the caller has them (the reference path reads them).
 
     By default only the slices the queries read are encoded (`oracles.smt.promotion_slice`),
-    two equal slices are proved without z3, and decided verdicts are reused by the slices'
-    texts; `reference=True` encodes the whole functions every time, as the invariant was
-    first written, to check the default path against (both give the same failures)."""
+    two equal slices are proved without z3, and the items are first asked together (see the
+    module docstring); `reference=True` encodes the whole functions and asks item by item,
+    as the invariant was first written, to check the default path against (both fail the
+    same items; a refutation's model is whichever z3 picks)."""
     if not (is_loop_free(before_fn) and is_loop_free(after_fn)):
         return []
     sites_b, sites_a = memory_accesses(before_fn), memory_accesses(after_fn)
@@ -301,9 +302,8 @@ def promotion_failures(before_fn: Function, after_fn: Function, *,
     logic = "QF_ABV" if slice_b.reads_memory or slice_a.reads_memory else "QF_BV"
     prover = _Prover(slice_b.function, slice_a.function, timeout_ms, threads, (text_b, text_a),
                      logic)
-    failures = _judge(prover, _sites(prover.before_fn, slice_b.positions),
-                      _sites(prover.after_fn, slice_a.positions), together=True)
-    return failures
+    return _judge(prover, _sites(prover.before_fn, slice_b.positions),
+                  _sites(prover.after_fn, slice_a.positions), together=True)
 
 
 def _sites(fn: Function, positions) -> list[tuple[str, Instruction]]:
