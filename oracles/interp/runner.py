@@ -75,17 +75,17 @@ class CompiledFunction:
         if backend == "vm" and self.vm is None:
             raise ValueError("the lane VM is not built or does not compile every block")
         self.backend = "vm" if self.vm is not None else "numpy"
-        runs = self.vm.blocks if self.vm is not None else map(compiled_block, sources)
+        runs = map(_vm_block, self.vm.blocks) if self.vm is not None else map(compiled_block, sources)
         self.blocks = [
             CompiledBlock(
                 block,
                 number[block],
-                executable.run if self.vm is not None else executable,
+                run,
                 len(block.instructions),
                 tuple(position[t] for t in block.successors),
                 block not in cyclic,
             )
-            for block, executable in zip(self.order, runs, strict=True)
+            for block, run in zip(self.order, runs, strict=True)
         ]
 
     def _emit_block(self, em: NumpyEmitter, block: Block, number: dict) -> str:
@@ -130,25 +130,18 @@ class CompiledFunction:
         lane_set, tid = X.lane_set, X.tid
         lanes = len(lane_set)
         if self.vm is not None:
-            # Every storage place is a row of R; the scheduler reads and writes the fixed
-            # rows through views (came_from is cf's row, as int64).
-            R = self.vm.start(lanes, tid, uniform_arrays)  # values start 0
+            # Every storage place is a row of R (values start 0); the blocks take the values
+            # and constants as views of it (`_vm_block`), the scheduler came_from as cf's
+            # row read as int64.
+            R = self.vm.start(lanes, tid, uniform_arrays)
+            values, constants = vm.Rows(R, self.vm, "V"), vm.Rows(R, self.vm, "C")
             came_from = R[vm.FLOW].view(np.int64)
-
-            def execute(compiled, act, unmasked):
-                R[vm.ACT] = act
-                return compiled.run(R, X, unmasked)
         else:
             constants = self._constant_arrays(lanes)
             # Never mutated in place, so one zero array stands for every value not yet defined.
             zero = np.zeros(lanes, dtype=np.uint64)
             values = dict.fromkeys(self.value_names, zero)
             came_from = np.full(lanes, -1, dtype=np.int64)
-
-            def execute(compiled, act, unmasked):
-                return compiled.run(
-                    values, uniform_arrays, constants, act, came_from, unmasked, X, tid
-                )
         at = np.zeros(lanes, dtype=np.int64)
         steps = np.zeros(lanes, dtype=np.int64)
         first = [True] * len(self.blocks)
@@ -167,7 +160,9 @@ class CompiledFunction:
                 unmasked = first[pos] or active == alive
                 if self.tracks_divergence and compiled.acyclic:
                     X.rejoined(act, at != _DONE)
-                cond = execute(compiled, act, unmasked)
+                cond = compiled.run(
+                    values, uniform_arrays, constants, act, came_from, unmasked, X, tid
+                )
                 first[pos] = False
                 np.add(steps, compiled.length, out=steps, where=act)
                 executed += active * compiled.length
@@ -215,6 +210,19 @@ class CompiledFunction:
 
     def _outcomes(self, X: Lanes, input_sets, buffers) -> list[Outcome]:
         return outcomes_of(X, input_sets, buffers, self.output_slots, self.set_steps)
+
+
+def _vm_block(block: vm.VMBlock) -> Callable:
+    """A lane VM block behind the signature of a numpy one (so whatever wraps or watches a
+    block sees both alike): V and C are `vm.Rows` of one R, where `act` is copied to its
+    row; the block returns its branch condition."""
+
+    def run(V, U, C, act, cf, unmasked, X, TID):
+        R = V.R
+        R[vm.ACT] = act
+        return block.run(R, X, unmasked)
+
+    return run
 
 
 def stacked_lanes(

@@ -53,8 +53,8 @@ def _complete(module) -> bool:
 
 LANEVM = _extension if _extension is not None and _complete(_extension) else None
 # What the interpreters run when not told: "auto" (the VM where it compiles every block of a
-# function, else numpy), "vm" or "numpy". Held at "numpy" until the VM is shown to agree.
-DEFAULT_BACKEND = "numpy"
+# function, else numpy), "vm" or "numpy".
+DEFAULT_BACKEND = "auto"
 
 
 @dataclass(frozen=True)
@@ -237,6 +237,22 @@ class VMFunction:
         for k, name in enumerate(self.uniforms):
             R[u + k] = uniforms[name]
         return R
+
+
+class Rows:
+    """The rows of R of one kind of storage ("V" names, "H" halves, "C" constants) looked
+    up by key, as the numpy executor's mappings are: `rows[key]` is a view of its row. It
+    lets code written against those mappings (a unit's signature, tests reading a half
+    after a unit) read the VM's storage."""
+
+    __slots__ = ("R", "index")
+
+    def __init__(self, R: np.ndarray, function: VMFunction, kind: str):
+        self.R = R
+        self.index = {key: row for (k, key), row in function.row.items() if k == kind}
+
+    def __getitem__(self, key) -> np.ndarray:
+        return self.R[self.index[key]]
 
 
 def vm_function(sources: Sequence[str]) -> VMFunction | None:

@@ -71,6 +71,20 @@ def _garbage_names(lanes: int) -> np.ndarray:
     return (0xDEADBEEF ^ lane_index * 0x9E3779B1) & 0xFFFFFFFF
 
 
+def _vm_unit(block: vm.VMBlock) -> Callable:
+    """A lane VM unit behind the signature of a numpy one (so whatever wraps or watches a
+    unit sees both alike): V, H and C are `vm.Rows` of one R, where `here` and `act` are
+    copied to their rows; the unit returns the new act."""
+
+    def run(V, H, U, C, here, act, LB, X, TID):
+        R = H.R
+        R[vm.HERE] = here
+        R[vm.ACT] = act
+        return block.run(R, X, True)
+
+    return run
+
+
 def _read_register(register: Register) -> str:
     parts = [f"H[{register.half}]"]
     for i in range(1, register.size // 16):
@@ -306,7 +320,7 @@ class CompiledWave:
             raise ValueError("the lane VM is not built or does not compile every unit")
         self.backend = "vm" if self.vm is not None else "numpy"
         # Python-compiled units are cached by text, as the SSA interpreter's are.
-        runs = [b.run for b in self.vm.blocks] if self.vm is not None else map(compiled_block, sources)
+        runs = map(_vm_unit, self.vm.blocks) if self.vm is not None else map(compiled_block, sources)
         self.blocks: list[WaveBlock] = [
             WaveBlock(run, len(instructions), branch, stops)
             for run, (_, instructions, _), (_, branch, stops) in zip(runs, segments, units, strict=True)
@@ -377,22 +391,17 @@ class CompiledWave:
         lane_set, tid = X.lane_set, X.tid
         lanes = len(lane_set)
         if self.vm is not None:
-            # Every storage place is a row of R (LB's holds int64 bits, -1 at first).
+            # Every storage place is a row of R (LB's holds int64 bits, -1 at first); the
+            # units take V, H and C as views of it (`_vm_unit`).
             R = self.vm.start(lanes, tid, U, _garbage_names, _garbage_halves)
-
-            def execute(compiled, here, act):
-                R[vm.HERE] = here
-                R[vm.ACT] = act
-                return compiled.run(R, X, True)
+            V, H, C = (vm.Rows(R, self.vm, kind) for kind in ("V", "H", "C"))
+            LB = R[vm.FLOW].view(np.int64)
         else:
             C = {value: np.full(lanes, value, dtype=np.uint64) for value in self.constants}
             H = list(_garbage_halves(lanes))  # each half's row; a write replaces its entry
             # Never mutated in place (a write replaces the entry): one array serves every name.
             V = dict.fromkeys(self.names, _garbage_names(lanes))
             LB = np.full(lanes, -1, dtype=np.int64)
-
-            def execute(compiled, here, act):
-                return compiled.run(V, H, U, C, here, act, LB, X, tid)
         waves = len(input_sets)
         at = np.zeros(waves, dtype=np.int64)  # each wave's block position
         steps = np.zeros(waves, dtype=np.int64)
@@ -412,7 +421,7 @@ class CompiledWave:
                 if here_waves.all():
                     # Most steps (the waves of a program mostly keep together): masking by
                     # `here` changes nothing, so it is skipped.
-                    after = execute(compiled, everywhere, act)
+                    after = compiled.run(V, H, U, C, everywhere, act, LB, X, tid)
                     np.add(active_steps, compiled.length, out=active_steps, where=act | after)
                     act = after
                     steps += compiled.length
@@ -420,7 +429,7 @@ class CompiledWave:
                 else:
                     here = here_waves[lane_set]
                     before = act & here
-                    after = execute(compiled, here, before)
+                    after = compiled.run(V, H, U, C, here, before, LB, X, tid)
                     np.add(active_steps, compiled.length, out=active_steps, where=before | after)
                     act = np.where(here, after, act)
                     steps[here_waves] += compiled.length
