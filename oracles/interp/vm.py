@@ -63,10 +63,17 @@ class CompiledSource:
     name `externals[k]`, E..E+temps-1 are temporaries (`VMFunction.relocate` renumbers them)."""
 
     program: np.ndarray  # (n, 6) int64: op, d, a, b, c, imm
-    externals: tuple  # (kind, key) per external row
+    externals: tuple  # (kind, key) per external row, key None for the fixed rows
     callbacks: tuple  # (method, dest, args) per OP_CALL/OP_CALLIF imm
     result: tuple  # ("none",) | ("bool", row) | ("row", row)
     temps: int
+
+    def __post_init__(self):
+        # Checked once per text, so relocation may index without checking: a row out of
+        # range would wrap (a negative one) or fault, never be refused.
+        local = self.program[:, 1:5]
+        if len(local) and (local.min() < 0 or local.max() >= max(1, len(self.externals) + self.temps)):
+            raise ValueError("lane VM program names a row outside its externals and temps")
 
 
 _COMPILED: dict[str, CompiledSource | None] = {}
@@ -102,7 +109,7 @@ class VMBlock:
 
     def __init__(self, program: np.ndarray, calls: list, result_kind: str, result_row: int):
         self.program = program
-        self.calls = calls  # per op index: the callback an OP_CALL/OP_CALLIF there makes
+        self.calls = calls  # by the imm of an OP_CALL/OP_CALLIF: the callback it makes
         self.result_kind = result_kind
         self.result_row = result_row
 
@@ -112,7 +119,7 @@ class VMBlock:
         program, calls, execute = self.program, self.calls, _extension.run
         pc = execute(program, R, 0, unmasked)
         while pc >= 0:
-            calls[pc](R, X)
+            calls[program[pc, 5]](R, X)
             pc = execute(program, R, pc + 1, unmasked)
         kind = self.result_kind
         if kind == "bool":
@@ -178,30 +185,21 @@ class VMFunction:
         """The block's program with its local rows (0..E-1: externals[k], E..: temporaries)
         renumbered as this layout's rows, in the d, a, b, c fields of every op alike (an
         op's unused fields hold 0, a valid local row), and its calls' rows likewise."""
-        mapping = np.array(
-            [self.row[(kind, None if kind in _FIXED else key)] for kind, key in block.externals]
-            + list(range(self.temp_base, self.temp_base + block.temps)),
-            dtype=np.int64,
-        )
-        if not len(mapping):  # a block touching no row: its zero fields stay row 0
-            mapping = np.zeros(1, dtype=np.int64)
-        local = block.program[:, 1:5]
-        if len(local) and (local.min() < 0 or local.max() >= len(mapping)):
-            raise ValueError("lane VM program names a row outside its externals and temps")
+        row = self.row
+        rows = [row[external] for external in block.externals]
+        rows += range(self.temp_base, self.temp_base + block.temps)
+        if not rows:  # a block touching no row: its zero fields stay row 0
+            rows = [0]
         program = block.program.copy()
-        program[:, 1:5] = mapping[local]
-        imms = block.program[:, 5].tolist()
-        callbacks = [_callback(method, int(mapping[dest]) if dest >= 0 else -1,
-                               tuple((kind, int(mapping[value]) if kind in ("row", "bool") else value)
-                                     for kind, value in args))
-                     for method, dest, args in block.callbacks]
-        # Every op index an OP_CALL/OP_CALLIF may stop at maps to its callback; indexing by
-        # the imm of the op run() stopped at, looked up in a plain list.
-        calls = [callbacks[imm] if 0 <= imm < len(callbacks) else None for imm in imms]
+        program[:, 1:5] = np.array(rows, dtype=np.int64)[block.program[:, 1:5]]
+        calls = [_callback(method, rows[dest] if dest >= 0 else -1,
+                           tuple((kind, rows[value]) if kind in ("row", "bool") else (kind, value)
+                                 for kind, value in args))
+                 for method, dest, args in block.callbacks]
         result = block.result
         if result[0] == "none":
             return VMBlock(program, calls, "none", -1)
-        return VMBlock(program, calls, result[0], int(mapping[result[1]]))
+        return VMBlock(program, calls, result[0], rows[result[1]])
 
     def start(self, lanes: int, tid: np.ndarray, uniforms: dict,
               names_start: Callable | None = None,
