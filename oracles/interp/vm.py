@@ -14,7 +14,9 @@ oracles/machine/wave.py), which keep their scheduling and choose which executor 
 - `VMFunction`: one function's row layout (fixed rows, then one row per V name, per H half,
   per U name and per constant its blocks mention, then temporaries shared by all blocks),
   its blocks' programs relocated into that layout once, the initial rows of a run, and
-  the driver that runs a block and performs its calls back into the lanes' state `X`.
+  the driver that runs a block and performs its calls back into the lanes' state `X`;
+- `Rows`: one kind of storage of a run's R looked up by key, as the numpy executor's
+  mappings are (the interpreters pass it where a numpy block takes V, H or C).
 """
 
 from __future__ import annotations
@@ -176,6 +178,7 @@ class VMFunction:
             for key in keys[kind]:
                 self.row[(kind, key)] = next_row
                 next_row += 1
+        self.rows_of = {kind: {key: self.row[(kind, key)] for key in keys[kind]} for kind in keys}
         self.temp_base = next_row
         self.rows = next_row + max((block.temps for block in blocks), default=0)
         self.blocks = [self.relocate(block) for block in blocks]
@@ -247,7 +250,7 @@ class Rows:
 
     def __init__(self, R: np.ndarray, function: VMFunction, kind: str):
         self.R = R
-        self.index = {key: row for (k, key), row in function.row.items() if k == kind}
+        self.index = function.rows_of[kind]
 
     def __getitem__(self, key) -> np.ndarray:
         return self.R[self.index[key]]
