@@ -409,6 +409,7 @@ class CompiledWave:
         active_steps = np.zeros(lanes, dtype=np.int64)
         act = np.ones(lanes, dtype=bool)
         executed = 0
+        most_steps = 0  # no wave has executed more instructions than this
         last = len(self.blocks)
         if last == 0:
             at[:] = _DONE
@@ -445,10 +446,12 @@ class CompiledWave:
                     at[here_waves & ~taken] = following if following < last else _DONE
                 else:
                     at[here_waves] = following if following < last else _DONE
-                exhausted = here_waves & (steps > fuel) & (at != _DONE)
-                if exhausted.any():
-                    X.out_of_fuel(exhausted[lane_set], fuel, active_steps)
-                    at[exhausted] = _DONE
+                most_steps += compiled.length
+                if most_steps > fuel:  # else no wave can be out of fuel: nothing to compute
+                    exhausted = here_waves & (steps > fuel) & (at != _DONE)
+                    if exhausted.any():
+                        X.out_of_fuel(exhausted[lane_set], fuel, active_steps)
+                        at[exhausted] = _DONE
                 if X.newly_dead:
                     at[X.dead_sets] = _DONE
                     X.newly_dead = False
