@@ -29,6 +29,7 @@ from agxir.opcodes.spec import (
     Opcode,
     Src,
 )
+from agxir.verifier_shapes import ValidShapes, in_function_sound, shape_key
 
 __all__ = ["VerifyError", "VerificationFailed", "Verifier", "verify_ssa"]
 
@@ -66,10 +67,15 @@ class VerificationFailed(Exception):
         super().__init__("\n".join(str(error) for error in self.errors))
 
 
-def verify_ssa(fn: Function) -> list[VerifyError]:
+def verify_ssa(fn: Function, *, reference: bool = False) -> list[VerifyError]:
     """Every problem with an SSA function (layout problems first, then per instruction in
-    block order); empty when it is valid. The SSA level's verifying hook."""
-    return Verifier(fn).run()
+    block order); empty when it is valid. The SSA level's verifying hook. `reference`
+    judges every instruction in full, without the shapes already found valid (`shape_key`):
+    the agreement tests' oracle."""
+    return Verifier(fn, reference=reference).run()
+
+
+_VALID_SHAPES = ValidShapes()  # (`shape_key`) SSA instructions found valid in this process
 
 
 # --- wording ------------------------------------------------------------------------------------
@@ -106,7 +112,8 @@ def _widths(sizes) -> str:
 
 def _legal_values(attr: Attr) -> str:
     values = attr.values
-    if isinstance(values, range) and len(values) > 8:
+    # (len() of range(2**64), mov_imm's values, overflows: compare the ends instead)
+    if isinstance(values, range) and values.stop - values.start > 8 * values.step:
         return f"{values.start}..{values.stop - 1}"
     return _alternatives(values)
 
@@ -143,9 +150,10 @@ def _attribute_names(row: Opcode) -> frozenset[str]:
 
 
 class Verifier:
-    def __init__(self, fn: Function) -> None:
+    def __init__(self, fn: Function, *, reference: bool = False) -> None:
         self.fn = fn
         self.errors: list[VerifyError] = []
+        self.reference = reference
 
     def error(self, block: Block | None, index: int | None, message: str, ins=None) -> None:
         self.errors.append(
@@ -182,10 +190,53 @@ class Verifier:
         for block in self.cfg.blocks:
             self.check_layout(block)
         self.collect_definitions()
-        for block in self.cfg.blocks:
-            for index, ins in enumerate(block.instructions):
-                self.check_instruction(block, index, ins)
+        if self.reference:
+            for block in self.cfg.blocks:
+                for index, ins in enumerate(block.instructions):
+                    self.check_instruction(block, index, ins)
+        else:
+            self.check_instructions()
         return self.errors
+
+    def check_instructions(self) -> None:
+        """`check_instruction` on every instruction, but one of a shape found valid
+        (`shape_key`) only asks what depends on the function: its targets and uniforms
+        (`check_in_function`) and its uses (`check_uses`), first without a word and, only
+        when something is wrong, through those two for the errors' words and order."""
+        errors = self.errors
+        valid = _VALID_SHAPES
+        block_set, uniform_set, defs = self.block_set, self.uniform_set, self.defs
+        reachable, dominates = self.cfg.reachable, self.doms.dominates
+        for block in self.cfg.blocks:
+            live = block in reachable
+            for index, ins in enumerate(block.instructions):
+                key = shape_key(ins)
+                if not valid.holds(key, ins.opcode):
+                    before = len(errors)
+                    self.check_instruction(block, index, ins)
+                    if len(errors) == before:
+                        valid.remember(key, ins.opcode)
+                    continue
+                sound = in_function_sound(
+                    ins, block, index, live, block_set, uniform_set, defs, dominates
+                )
+                if not sound:
+                    self.check_in_function(block, index, ins)
+                    self.check_uses(block, index, ins)
+
+    def check_in_function(self, block: Block, index: int, ins: Instruction) -> None:
+        """What `check_instruction` asks of a non-phi instruction besides its shape and its
+        uses, in its order: are the targets and the uniforms the function's?"""
+        for target in ins.blocks:
+            if target not in self.block_set:
+                self.error(
+                    block, index, f"target {target.name} is not a block of this function", ins
+                )
+        for src in ins.srcs:
+            if isinstance(src.ref, Uniform) and src.ref not in self.uniform_set:
+                self.error(
+                    block, index, f"uniform {src.ref.name} is not declared by the function", ins
+                )
 
     # 1. names and uniforms
 

@@ -39,6 +39,7 @@ from agxir.machine.opcodes import MACHINE_ROWS, opcodes_for_level
 from agxir.opcodes import spec
 from agxir.ssa_verifier import MODIFIERS, Verifier, VerifyError
 from agxir.text.printer import format_instruction
+from agxir.verifier_shapes import ValidShapes, in_function_sound, shape_key
 
 _EXEC_ROWS = frozenset(row.name for row in MACHINE_ROWS) - {"parallel_copy"}
 _R0L_WRITERS = frozenset({"mov_imm", "icmpsel", "fcmpsel"})
@@ -62,31 +63,13 @@ def _name(ref) -> str:
     return ref.name
 
 
-def _shape(ins: Instruction) -> tuple | None:
-    """What `_MachineVerifier.instruction` judges an instruction by, within one function:
-    its row, `.sat`, attributes, target blocks, and per destination and source the
-    register, immediate or uniform itself (and the modifiers), but of an SSA value or a
-    virtual register only its kind and size (no check there reads which value or vreg it
-    is: each asks its level, size, alignment or width rule; the row checks read sizes,
-    attributes and immediates). Machine code repeats these shapes, so one found valid is
-    not judged again (`run`). None for a parallel copy, always judged (its destinations
-    must differ by name); so is a shape that does not hash (an attribute a wrong pass
-    set to a list, say)."""
-    if ins.dests:
-        return None
-    dest = ins.dest
-    if dest is not None and dest.__class__ in _BY_SIZE:
-        dest = (dest.__class__, dest.size)
-    srcs = []
-    for src in ins.srcs:
-        ref = src.ref
-        if ref.__class__ in _BY_SIZE:
-            ref = (ref.__class__, ref.size)
-        srcs.append((ref, src.abs, src.neg))
-    return (id(ins.opcode), ins.sat, tuple(ins.attrs.items()), dest, tuple(srcs), tuple(ins.blocks))
-
-
-_BY_SIZE = frozenset({Value, VirtualRegister})  # operands `_shape` keeps by kind and size
+# (level, has exec-mask control) -> instruction shapes (`agxir.verifier_shapes.shape_key`)
+# found valid there in this process: the level picks the opcode table and the operands
+# allowed, control whether r0l is reserved; nothing else `instruction` reads is the
+# function's but its targets and uniforms, asked again on every instruction
+# (`in_function`).
+_VALID_SHAPES: dict[tuple[str, bool], ValidShapes] = {}
+_shape = shape_key  # (a name of this module: tests judge without shapes by setting it to None's)
 
 
 class _MachineVerifier:
@@ -97,7 +80,7 @@ class _MachineVerifier:
     check_attrs = Verifier.check_attrs
     check_source = Verifier.check_source
 
-    def __init__(self, fn: Function) -> None:
+    def __init__(self, fn: Function, *, reference: bool = False) -> None:
         self.fn = fn
         self.table = opcodes_for_level(fn.level)
         self.level = str(fn.level)  # compared per operand: the name, a plain string
@@ -106,7 +89,7 @@ class _MachineVerifier:
         self.block_set = set(fn.blocks)
         self.uniform_set = set(fn.uniforms)
         self.virtual_places: dict[tuple[int, int], tuple[object, ...]] = {}
-        self.valid_shapes: set[tuple] = set()  # (`_shape`) instructions found valid here
+        self.reference = reference  # every instruction judged in full (the tests' oracle)
 
     def error(self, block: Block | None, index: int | None, message: str, ins=None) -> None:
         text = format_instruction(ins) if ins is not None else None
@@ -129,29 +112,47 @@ class _MachineVerifier:
                 # pair of blocks, which phis (a source per predecessor) and edge splitting
                 # (out-of-ssa) rely on
                 self.error(block, None, f"logical successor {twice.name} is listed twice")
-        valid = self.valid_shapes
         errors = self.errors
+        valid = None
+        if not self.reference:
+            valid = _VALID_SHAPES.setdefault((self.level, self.control), ValidShapes())
+        block_set, uniform_set = self.block_set, self.uniform_set
         for block in fn.blocks:
             self.layout(block)
             for index, ins in enumerate(block.instructions):
-                shape = _shape(ins)
-                try:
-                    if shape in valid:
-                        continue
-                except TypeError:  # an attribute that does not hash: judged every time
-                    shape = None
+                if valid is None:
+                    self.instruction(block, index, ins)
+                    continue
+                key = _shape(ins)
+                if valid.holds(key, ins.opcode):
+                    if not in_function_sound(ins, block, index, True, block_set, uniform_set):
+                        self.in_function(block, index, ins)
+                    continue
                 before = len(errors)
                 self.instruction(block, index, ins)
-                if shape is not None and len(errors) == before:
-                    valid.add(shape)
+                if len(errors) == before:
+                    valid.remember(key, ins.opcode)
         if self.errors:
             return self.errors
         self.phis()
         if self.level == "exec" and not self.errors:
             self.ssa_values()
         if not self.errors:
-            self.undefined_reads()
+            if self.reference:
+                self.undefined_reads_reference()
+            else:
+                self.undefined_reads()
         return self.errors
+
+    def in_function(self, block: Block, index: int, ins: Instruction) -> None:
+        """What `instruction` asks of an instruction of a valid shape (never a phi or a
+        copy), in its order: are its targets and uniforms the function's?"""
+        for target in ins.blocks:
+            if target not in self.block_set:
+                self.error(block, index, f"target {target.name} is not a block of this function", ins)
+        for src in ins.srcs:
+            if isinstance(src.ref, Uniform) and src.ref not in self.uniform_set:
+                self.error(block, index, f"uniform {src.ref.name} is not declared by the function", ins)
 
     # --- layout -----------------------------------------------------------------------------------
     def layout(self, block: Block) -> None:
@@ -392,6 +393,101 @@ class _MachineVerifier:
         return found
 
     def undefined_reads(self) -> None:
+        """`undefined_reads_reference` with each set of places an int, a bit per place: a
+        register half inside the file is its own bit, any other place (a virtual register's
+        piece, a half past the file) one numbered from 256 as first met. The same unions,
+        the same questions, the same errors."""
+        fn = self.fn
+        places = self.places
+        bit_of: dict[object, int] = {}
+        mask_of: dict[object, int] = {}
+
+        def mask(ref) -> int:
+            kind = ref.__class__
+            if kind is Register:
+                half, count = ref.half, ref.size // 16
+                if 0 <= half and 0 <= count and half + count <= NUM_HALVES:
+                    return ((1 << count) - 1) << half  # (no dataclass hash on the way)
+                key = (kind, half, ref.size)
+            elif kind is VirtualRegister:
+                key = (ref.index, ref.size)
+            elif isinstance(ref, Register | VirtualRegister):
+                key = ref
+            else:
+                return 0  # (no places: a value, uniform or immediate)
+            found = mask_of.get(key)
+            if found is None:
+                found = 0
+                for place in places(ref):
+                    if place.__class__ is int and 0 <= place < NUM_HALVES:
+                        bit = place
+                    else:
+                        bit = bit_of.get(place)
+                        if bit is None:
+                            bit = bit_of[place] = NUM_HALVES + len(bit_of)
+                    found |= 1 << bit
+                mask_of[key] = found
+            return found
+
+        preds: dict[Block, list[Block]] = {b: [] for b in fn.blocks}
+        written: dict[Block, int] = {}
+        for block in fn.blocks:
+            for succ in block.logical_successors or []:
+                preds[succ].append(block)
+            found = 0
+            for ins in block.instructions:
+                if ins.dest is not None:
+                    found |= mask(ins.dest)
+                elif ins.opcode.name != "phi":
+                    for dest in ins.dests:
+                        found |= mask(dest)
+            written[block] = found
+        written_out: dict[Block, int] = {}
+        changed = True
+        while changed:
+            changed = False
+            for block in fn.blocks:
+                state = 0
+                for pred in preds[block]:
+                    state |= written_out.get(pred, 0)
+                out = state | written[block]
+                if written_out.get(block) != out:
+                    written_out[block] = out
+                    changed = True
+        for block in fn.blocks:
+            state = 0
+            for pred in preds[block]:
+                state |= written_out.get(pred, 0)
+            instructions = block.instructions
+            for ins in instructions:
+                if ins.opcode.name == "phi":
+                    for src, pred in zip(ins.srcs, ins.blocks, strict=False):
+                        if mask(src.ref) & ~written_out.get(pred, 0):
+                            name = getattr(src.ref, "name", src.ref)
+                            self.error(block, None, f"phi source {name} is not written on the path from {pred.name}", ins)
+                    state |= mask(ins.dest)
+            for index, ins in enumerate(instructions):
+                if ins.opcode.name == "phi":
+                    continue
+                for src in ins.srcs:
+                    ref = src.ref
+                    if isinstance(ref, Register):
+                        if ref.half == 0 and ref.size == 16 and ref.__class__ is Register:
+                            continue  # r0l
+                    elif not isinstance(ref, VirtualRegister):
+                        continue  # (nothing to find written)
+                    if mask(ref) & ~state:
+                        name = getattr(ref, "name", ref)
+                        self.error(block, index, f"reads {name}, which no path from the entry writes", ins)
+                if ins.dest is not None:
+                    state |= mask(ins.dest)
+                else:
+                    for dest in ins.dests:
+                        state |= mask(dest)
+
+    def undefined_reads_reference(self) -> None:
+        """A read of a place (a register's half, a virtual register's piece) that no path
+        from the entry writes: a may-be-written forward dataflow over the logical CFG."""
         fn = self.fn
         written_out: dict[Block, set[object]] = {}
         preds: dict[Block, list[Block]] = {b: [] for b in fn.blocks}
@@ -461,6 +557,8 @@ class _MachineVerifier:
             report(block, state)
 
 
-def verify_machine(fn: Function) -> list[VerifyError]:
-    """Every problem with an exec, vreg or machine function; empty when it is valid."""
-    return _MachineVerifier(fn).run()
+def verify_machine(fn: Function, *, reference: bool = False) -> list[VerifyError]:
+    """Every problem with an exec, vreg or machine function; empty when it is valid.
+    `reference` judges every instruction in full and finds undefined reads with sets of
+    places (`undefined_reads_reference`): the agreement tests' oracle."""
+    return _MachineVerifier(fn, reference=reference).run()
