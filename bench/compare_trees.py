@@ -5,7 +5,11 @@ lane-instructions per second beside raw numpy's (issue 23's figures).
     python bench/compare_trees.py OLD NEW [--programs N] [--seed S] [--pass NAME] [--rounds R]
 
 OLD and NEW are git revisions of this repository (`main~5`, a commit) or directories
-holding a checkout. A revision is unpacked with `git archive` into a temporary directory.
+holding a checkout. A revision is unpacked with `git archive` into a temporary directory
+and, if it has C extensions (setup.py), they are built there as `pip install -e .` builds
+them on a fresh clone; a directory is measured as it is. The output names the compiled
+parts each tree ran with, so a tree measured without its extensions is never mistaken
+for one measured with them.
 The programs are drawn once, by NEW's generator (its `build_case`, as `agxfuzz run` draws
 them), printed with their input sets, and each tree parses the same texts: a generator
 change between the trees does not change what is measured. Each tree is measured in a
@@ -97,7 +101,15 @@ for _ in range(30):
         np.add(a, b, out=out)
     raw_best = min(raw_best, time.process_time() - start)
 raw_rate = count * lanes / raw_best
-print(json.dumps({"default_ms": default_ms, "default_findings": default_findings,
+import importlib
+built_parts = []  # the tree's own extensions (an editable install can map a missing one
+for module in ("agxir.ccore", "oracles.interp.lanevm"):  # to another checkout's build)
+    try:
+        if importlib.import_module(module).__file__.startswith(request["tree"]):
+            built_parts.append(module)
+    except ImportError:
+        pass
+print(json.dumps({"compiled": built_parts, "default_ms": default_ms, "default_findings": default_findings,
                   "pipelines": len(pipelines), "alone_ms": alone_ms,
                   "alone_findings": alone_findings, "interp_rate": interp_rate,
                   "raw_rate": raw_rate}))
@@ -120,6 +132,13 @@ def materialize(spec: str, scratch: Path) -> Path:
     archive_path.write_bytes(archive.stdout)
     with tarfile.open(archive_path) as tar:
         tar.extractall(target, filter="data")
+    if (target / "setup.py").exists():
+        build = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                               cwd=target, capture_output=True, text=True, check=False)
+        if build.returncode != 0:  # as an optional extension: the tree runs without it
+            tail = (build.stderr.strip().splitlines() or ["(no output)"])[-1]
+            print(f"bench/compare_trees.py: {spec}: its C extensions did not build ({tail})",
+                  file=sys.stderr)
     return target
 
 
@@ -171,6 +190,9 @@ def main() -> None:
     print(f"{args.programs} programs (seed {args.seed}, drawn by NEW's generator), "
           f"best of {args.rounds} rounds, CPU time; load average {load}")
     print(f"OLD {args.old}, NEW {args.new}")
+    for name, figures in (("OLD", o), ("NEW", n)):
+        parts = ", ".join(figures.get("compiled", [])) or "none"
+        print(f"{name} compiled parts: {parts}")
     print(f"{'':<46} {'OLD':>9} {'NEW':>9} {'speedup':>8}")
     rows = [
         (f"default campaign ({n['pipelines']} pipelines), ms/program", o["default_ms"],
