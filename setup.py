@@ -20,8 +20,9 @@ LANEVM = "oracles/interp/lanevm_src"
 setup(ext_modules=[
     Extension(
         "agxir.ccore",
-        [f"{SOURCES}/{name}.c" for name in ("module", "attributes", "clone", "compare")],
-        depends=[f"{SOURCES}/{name}.h" for name in ("core", "attributes")],  # rebuilt on a change
+        [f"{SOURCES}/{name}.c"
+         for name in ("module", "attributes", "clone", "compare", "print", "print_parts")],
+        depends=[f"{SOURCES}/{name}.h" for name in ("core", "attributes", "print")],  # rebuilt on a change
         extra_compile_args=["-O2"],
         optional=True,
     ),

@@ -8,7 +8,10 @@
  *   attributes.c  that is not inline);
  *   clone.c       clone(fn), what agxir.ir._clone does (the reference), object for object;
  *   compare.c     same_body(old, new), the block-by-block part of
- *                 agxir.structural.prints_as, as agxir.structural.same_body does it.
+ *                 agxir.structural.prints_as, as agxir.structural.same_body does it;
+ *   print.c       print_function(fn, machine) and format_instruction(ins), the canonical
+ *   print_parts.c text as agxir.text.printer's and agxir.machine.text's references give it
+ *   print.h       (print_parts.c: the buffer, operands and destinations).
  *
  * Both loops cost about 1.5-2 us per instruction in tight Python and run once or twice per
  * pass step, so on long functions they were the largest single costs of checking a program
@@ -59,8 +62,11 @@ bound(void)
 
 #include "attributes.h"
 
-/* The module's two functions (clone.c, compare.c). */
+/* The module's functions (clone.c, compare.c, print.c). */
 CCORE_INTERNAL PyObject *clone_function(PyObject *module, PyObject *fn);
 CCORE_INTERNAL PyObject *same_body(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+CCORE_INTERNAL PyObject *format_instruction(PyObject *module, PyObject *ins);
+CCORE_INTERNAL PyObject *print_function(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+CCORE_INTERNAL PyObject *bind_printer(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

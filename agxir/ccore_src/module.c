@@ -41,12 +41,20 @@ static PyMethodDef methods[] = {
     {"clone", clone_function, METH_O, "clone(fn): what agxir.ir._clone(fn) gives."},
     {"same_body", (PyCFunction)(void (*)(void))same_body, METH_FASTCALL,
      "same_body(before, after): what agxir.structural.same_body gives."},
+    {"format_instruction", format_instruction, METH_O,
+     "format_instruction(ins): what agxir.text.printer.format_instruction_reference gives."},
+    {"print_function", (PyCFunction)(void (*)(void))print_function, METH_FASTCALL,
+     "print_function(fn, machine): the SSA (machine false) or register levels' text of fn, "
+     "as their references print it; NotImplemented where the reference must print it."},
+    {"bind_printer", (PyCFunction)(void (*)(void))bind_printer, METH_FASTCALL,
+     "bind_printer(facts_of, format_reference, minifloats, zero_operand): once, from "
+     "agxir.text.printer."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "agxir.ccore",
-    "The compiled core of agxir.ir's clone and agxir.structural's comparison (agxir/ccore_src).",
+    "The compiled core of agxir.ir's clone, agxir.structural's comparison and the printers (agxir/ccore_src).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import re
 
 from agxir import ir
+from agxir.native import CORE
 from agxir.opcodes import spec
 from agxir.opcodes.table import UNARY_BITOP_ALIASES
 from agxir.text.lexer import EOF, IDENT, IMM, NEWLINE, VALUE, Token
 from agxir.text.parser import ALIASES, Parser, Pending, Source
-from agxir.text.printer import format_dest, format_instruction, format_uniform
+from agxir.text.printer import format_dest, format_instruction_reference, format_uniform
 
 _REGISTER_RE = re.compile(r"r([0-9]+)([lh]?)|d([0-9]+)|h([0-9]+)|v([0-9]+)")
 
@@ -239,8 +240,8 @@ def format_storage(ref: ir.Value | ir.Register | ir.VirtualRegister) -> str:
     return format_dest(ref)
 
 
-def print_machine_function(fn: ir.Function) -> str:
-    """The canonical text of an exec, vreg or machine function."""
+def print_machine_function_reference(fn: ir.Function) -> str:
+    """The reference `print_machine_function` (agxir/ccore_src/print.c follows it)."""
     uniforms = ", ".join(format_uniform(u) for u in fn.uniforms)
     notes = "".join(f" {name}={value}" for name, value in fn.notes.items())
     lines = [f"func.{fn.level} @{fn.name}({uniforms}){notes} {{"]
@@ -249,7 +250,19 @@ def print_machine_function(fn: ir.Function) -> str:
         arrow = " -> " + ", ".join(s.name for s in successors) if successors else ""
         lines.append(f"{block.name}:{arrow}")
         for ins in block.instructions:
-            lines.append("  " + format_instruction(ins))
+            lines.append("  " + format_instruction_reference(ins))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+if CORE is not None and hasattr(CORE, "print_function"):
+    _core_print = CORE.print_function
+
+    def print_machine_function(fn: ir.Function) -> str:
+        """The canonical text of an exec, vreg or machine function (the compiled core's,
+        the same as the reference's)."""
+        text = _core_print(fn, True)
+        return print_machine_function_reference(fn) if text is NotImplemented else text
+else:
+    print_machine_function = print_machine_function_reference
 

@@ -5,6 +5,10 @@ operands, modifiers as `.abs.neg`, every attribute of the row in row order, bito
 float immediates as Python reprs of their minifloat values. The parser reads back exactly
 what is printed here: `print_function(parse_function(text)) == text` for canonical text.
 
+`format_instruction` and `print_ssa_function` are the compiled core's (agxir/ccore_src/
+print.c) where it is built, else the `*_reference` functions here, which stay the
+specification: both give the same text (tests/agxir/test_ccore_print.py).
+
 The printer never raises on ill-formed IR (a verifier may print an instruction it is
 rejecting); whatever it cannot spell canonically it prints as plainly as it can.
 """
@@ -12,6 +16,7 @@ rejecting); whatever it cannot spell canonically it prints as plainly as it can.
 from __future__ import annotations
 
 from agxir import ir
+from agxir.native import CORE
 from agxir.opcodes import spec
 from agxir.opcodes.operands import minifloat_value
 from agxir.opcodes.table import ROWS, UNARY_BITOP_ALIASES
@@ -101,8 +106,9 @@ def _facts(row: spec.Opcode) -> _RowFacts:
     return found[1]
 
 
-def format_instruction(ins: ir.Instruction) -> str:
-    """One instruction on one line, without indentation."""
+def format_instruction_reference(ins: ir.Instruction) -> str:
+    """One instruction on one line, without indentation: the reference `format_instruction`
+    (agxir/ccore_src/print.c follows it)."""
     row = ins.opcode
     found = _FACTS.get(id(row))
     facts = found[1] if found is not None and found[0] is row else _facts(row)
@@ -186,14 +192,47 @@ def format_uniform(uniform: ir.Uniform) -> str:
     return f"{uniform.name}:{uniform.size}"
 
 
-def print_ssa_function(fn: ir.Function) -> str:
-    """The canonical text of an SSA function, ending in a newline (the SSA level's printing
-    hook; `agxir.text.print_function` dispatches by level)."""
+def print_ssa_function_reference(fn: ir.Function) -> str:
+    """The reference `print_ssa_function` (agxir/ccore_src/print.c follows it)."""
     uniforms = ", ".join(format_uniform(u) for u in fn.uniforms)
     lines = [f"func @{fn.name}({uniforms}) {{"]
     for block in fn.blocks:
         lines.append(f"{block.name}:")
         for ins in block.instructions:
-            lines.append("  " + format_instruction(ins))
+            lines.append("  " + format_instruction_reference(ins))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _core_facts(row: spec.Opcode) -> tuple | None:
+    """What the compiled printer needs of `row` (from the same `_RowFacts` the reference
+    reads), or None where a name is not a plain str (the reference then prints)."""
+    facts = _facts(row)
+    names = [row.name, *(alias[0] for alias in facts.aliases),
+             *(name for name, _ in facts.attrs)]
+    if any(type(name) is not str for name in names):
+        return None
+    return (row.name, facts.is_phi, facts.aliases, tuple(kind == spec.FLOAT for kind in facts.kinds),
+            tuple((name, bool(attr.hex)) for name, attr in facts.attrs), facts.declared)
+
+
+# The compiled printer (agxir.native) where it is built: the same text as the references
+# (tests/agxir/test_ccore_print.py), several times faster. A core built before it had
+# printing leaves the references in place.
+_PRINTING = CORE is not None and hasattr(CORE, "print_function")
+if _PRINTING:
+    CORE.bind_printer(
+        _core_facts, format_instruction_reference,
+        tuple("#" + repr(minifloat_value(bits)) for bits in range(256)), _ZERO,
+    )
+    format_instruction = CORE.format_instruction
+    _core_print = CORE.print_function
+
+    def print_ssa_function(fn: ir.Function) -> str:
+        """The canonical text of an SSA function, ending in a newline (the SSA level's
+        printing hook; `agxir.text.print_function` dispatches by level)."""
+        text = _core_print(fn, False)
+        return print_ssa_function_reference(fn) if text is NotImplemented else text
+else:
+    format_instruction = format_instruction_reference
+    print_ssa_function = print_ssa_function_reference
