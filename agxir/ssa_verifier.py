@@ -211,11 +211,16 @@ class Verifier:
             live = block in reachable
             for index, ins in enumerate(block.instructions):
                 key = shape_key(ins)
-                if not valid.holds(key, ins.opcode):
+                row = ins.opcode
+                try:
+                    known = key is not None and valid.get(key) is row
+                except TypeError:  # an attribute a wrong pass set to a list: no shape
+                    known = False
+                if not known:
                     before = len(errors)
                     self.check_instruction(block, index, ins)
                     if len(errors) == before:
-                        valid.remember(key, ins.opcode)
+                        valid.remember(key, row)
                     continue
                 sound = in_function_sound(
                     ins, block, index, live, block_set, uniform_set, defs, dominates
@@ -277,14 +282,16 @@ class Verifier:
         last = len(instructions) - 1
         seen_non_phi = False
         for index, ins in enumerate(instructions):
-            if ins.is_terminator and index != last:
+            row = ins.opcode  # (what is_terminator and is_phi read, without their calls)
+            if row.terminator and index != last:
                 self.error(block, index, f"terminator {ins.name} must be the last instruction", ins)
-            if ins.is_phi and seen_non_phi:
+            if row.name != "phi":
+                seen_non_phi = True
+            elif seen_non_phi:
                 self.error(
                     block, index, "phi after a non-phi instruction; phis must come first", ins
                 )
-            seen_non_phi = seen_non_phi or not ins.is_phi
-        if not instructions[last].is_terminator:
+        if not instructions[last].opcode.terminator:
             self.error(
                 block,
                 None,

@@ -41,54 +41,39 @@ def shape_key(ins: Instruction) -> tuple | None:
     srcs = ins.srcs
     attrs = ins.attrs
     blocks = ins.blocks
-    key = [id(row), ins.sat, len(srcs), len(attrs), len(blocks),
-           len(blocks) > 1 and blocks[0] is blocks[1]]
-    append = key.append
+    same = len(blocks) > 1 and blocks[0] is blocks[1]
     dest = ins.dest
     kind = dest.__class__
-    append(kind)
+    # (one list display per destination kind: faster than extending a common head)
     if kind is Value or kind is VirtualRegister or kind is Uniform:
-        append(dest.size)
+        key = [id(row), ins.sat, len(srcs), len(attrs), len(blocks), same, kind, dest.size]
     elif kind is Register:
-        append(dest.half)
-        append(dest.size)
+        key = [id(row), ins.sat, len(srcs), len(attrs), len(blocks), same, kind, dest.half,
+               dest.size]
     else:  # None, or what a wrong pass put there
-        append(dest)
+        key = [id(row), ins.sat, len(srcs), len(attrs), len(blocks), same, kind, dest]
     for src in srcs:
         ref = src.ref
         kind = ref.__class__
-        append(kind)
         if kind is Value or kind is Uniform or kind is VirtualRegister:
-            append(ref.size)
+            key += (kind, ref.size, src.abs, src.neg)
         elif kind is Register:
-            append(ref.half)
-            append(ref.size)
+            key += (kind, ref.half, ref.size, src.abs, src.neg)
         elif kind is Immediate:
             bits = ref.bits
-            append(bits.__class__)
-            append(bits)
+            key += (kind, bits.__class__, bits, src.abs, src.neg)
         else:
-            append(ref)
-        append(src.abs)
-        append(src.neg)
+            key += (kind, ref, src.abs, src.neg)
     if attrs:
         for name, value in attrs.items():
-            append(name)
-            append(value.__class__)
-            append(value)
+            key += (name, value.__class__, value)
     return tuple(key)
 
 
 class ValidShapes(dict):
-    """Shape -> row of the instructions found valid (holding the row keeps its id its own)."""
-
-    def holds(self, key: tuple | None, row: Opcode) -> bool:
-        if key is None:
-            return False
-        try:
-            return self.get(key) is row
-        except TypeError:  # an attribute a wrong pass set to a list: no shape
-            return False
+    """Shape -> row of the instructions found valid (holding the row keeps its id its own).
+    Asked as `shapes.get(key) is row`, which raises TypeError for a key that does not hash
+    (an attribute a wrong pass set to a list): such an instruction is judged in full."""
 
     def remember(self, key: tuple | None, row: Opcode) -> None:
         if key is None:

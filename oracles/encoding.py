@@ -179,12 +179,21 @@ def _row_fields(row: Opcode) -> _RowFields:
 def _fits(ins: Instruction, machine: bool) -> bool:
     """Whether `_source_problems`, `_field_problems` and (at the machine level)
     `_register_problems` find nothing in `ins`, asked without spelling a problem."""
-    fields = _row_fields(ins.opcode)
+    row = ins.opcode
+    fields = _ROW_FIELDS.get(id(row))
+    if fields is None or fields.row is not row:
+        fields = _row_fields(row)
     for position, src in enumerate(ins.srcs):
         ref = src.ref
-        if fields.immediates and (type(ref) is Immediate or isinstance(ref, Immediate)):
-            limit = INDEX_IMMEDIATE if position == fields.index_position else ALU_IMMEDIATE
-            if not 0 <= ref.bits < limit:
+        if ref.__class__ is Immediate or isinstance(ref, Immediate):
+            if fields.immediates:
+                limit = INDEX_IMMEDIATE if position == fields.index_position else ALU_IMMEDIATE
+                if not 0 <= ref.bits < limit:
+                    return False
+        elif machine and isinstance(ref, Register):
+            size, half = ref.size, ref.half
+            if not (size in (16, 32, 64) and half % (size // 16) == 0
+                    and half + size // 16 <= NUM_HALVES):
                 return False
         if src.neg and position not in fields.neg_at:
             return False
@@ -204,17 +213,12 @@ def _fits(ins: Instruction, machine: bool) -> bool:
         return True
     dest = ins.dest
     for register in (dest,) if dest is not None else ins.dests:
-        if isinstance(register, Register) and not _register_fits(register):
-            return False
-    for src in ins.srcs:
-        if isinstance(src.ref, Register) and not _register_fits(src.ref):
-            return False
+        if isinstance(register, Register):
+            size, half = register.size, register.half
+            if not (size in (16, 32, 64) and half % (size // 16) == 0
+                    and half + size // 16 <= NUM_HALVES):
+                return False
     return True
-
-
-def _register_fits(register: Register) -> bool:
-    size, half = register.size, register.half
-    return size in (16, 32, 64) and half % (size // 16) == 0 and half + size // 16 <= NUM_HALVES
 
 
 def problems(fn: Function, *, reference: bool = False) -> list[Problem]:
