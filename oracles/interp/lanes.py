@@ -22,19 +22,24 @@ DIVERGENT_BALLOT = "ballot in divergent control flow"
 WAVE_WIDTH = 32
 
 
-class Lanes:
-    """Memory, outputs and per-input-set fate for one batched run."""
+class LaneLayout:
+    """What a batched run's lanes are, fixed by its input sets alone: each lane's input set
+    and thread id, the buffers' places in memory, the initial memory image and the waves.
+    The harness runs the same input sets on every step's output of a program, so a layout
+    is built once and shared by the runs (`Lanes.of`): nothing here is written by a run."""
 
     def __init__(self, lane_set, tid, buffer_sizes, initial_contents, output_slots):
         self.lane_set = lane_set
         self.tid = tid
         self.n_sets = len(initial_contents)
         self.sizes = np.asarray(buffer_sizes or [0], dtype=np.int64)
+        self.size_list = [int(size) for size in buffer_sizes]
         starts, total = [], 0
         for size in buffer_sizes:
             starts.append(total)
             total += (size + 7) & ~7
         self.starts = np.asarray(starts or [0], dtype=np.int64)
+        self.start_list = starts
         self.n_buffers = len(buffer_sizes)
         self.memory = np.zeros((self.n_sets, max(total, 8)), dtype=np.uint8)
         for s, contents in enumerate(initial_contents):
@@ -42,18 +47,50 @@ class Lanes:
                 if data:
                     start = starts[k]
                     self.memory[s, start : start + len(data)] = np.frombuffer(data, np.uint8)
+        self.output_shape = (len(lane_set), max(output_slots, 1))
+        # Lanes are grouped by set, threads in order: a wave starts at every 32nd thread.
+        wave_start = (tid % WAVE_WIDTH) == 0
+        self.wave_of = np.cumsum(wave_start) - 1
+        self.wave_starts = np.flatnonzero(wave_start)
+        set_start = np.ones(len(lane_set), dtype=bool)
+        set_start[1:] = lane_set[1:] != lane_set[:-1]
+        self.set_starts = np.flatnonzero(set_start)  # every set has a thread: none empty
+        for array in (lane_set, tid, self.sizes, self.starts, self.memory, self.wave_of,
+                      self.wave_starts, self.set_starts):
+            array.flags.writeable = False
+
+
+class Lanes:
+    """Memory, outputs and per-input-set fate for one batched run."""
+
+    def __init__(self, lane_set, tid, buffer_sizes, initial_contents, output_slots):
+        self._begin(LaneLayout(lane_set, tid, buffer_sizes, initial_contents, output_slots))
+
+    @classmethod
+    def of(cls, layout: LaneLayout) -> Lanes:
+        """A run's fresh state over a (shared) layout: only what a run writes is new."""
+        lanes = cls.__new__(cls)
+        lanes._begin(layout)
+        return lanes
+
+    def _begin(self, layout: LaneLayout) -> None:
+        self.layout = layout
+        self.lane_set = layout.lane_set
+        self.tid = layout.tid
+        self.n_sets = layout.n_sets
+        self.sizes = layout.sizes
+        self.starts = layout.starts
+        self.n_buffers = layout.n_buffers
+        self.memory = layout.memory.copy()
         self.accesses: list = []
         self.stored = np.zeros(max(self.n_buffers, 1), dtype=bool)
-        lanes = len(lane_set)
-        self.outputs = np.zeros((lanes, max(output_slots, 1)), dtype=np.uint64)
-        self.written = np.zeros((lanes, max(output_slots, 1)), dtype=bool)
+        self.outputs = np.zeros(layout.output_shape, dtype=np.uint64)
+        self.written = np.zeros(layout.output_shape, dtype=bool)
         self.fate: list[Undefined | OutOfFuel | None] = [None] * self.n_sets
         self.dead_sets = np.zeros(self.n_sets, dtype=bool)
         self.newly_dead = False
-        # Lanes are grouped by set, threads in order: a wave starts at every 32nd thread.
-        starts = (tid % WAVE_WIDTH) == 0
-        self.wave_of = np.cumsum(starts) - 1
-        self.wave_starts = np.flatnonzero(starts)
+        self.wave_of = layout.wave_of
+        self.wave_starts = layout.wave_starts
         self.diverged = np.zeros(len(self.wave_starts), dtype=bool)
 
     # --- fates -------------------------------------------------------------------------------
@@ -79,7 +116,27 @@ class Lanes:
 
     # --- memory ---------------------------------------------------------------------------------
     def _locate(self, address, nbytes: int, act):
-        """Flat byte offsets of in-bounds active lanes; out-of-bounds active lanes are UB."""
+        """The active lanes in bounds, their flat byte offsets and buffers (one buffer
+        number, or one per lane); out-of-bounds active lanes are UB. The common case, every
+        active lane inside the buffer the first one names, is found in a few whole-array
+        operations: below that buffer's base an address wraps to a huge offset."""
+        lanes = np.flatnonzero(act)
+        if not len(lanes):
+            return lanes, None, None
+        at = address[lanes]
+        number = int(at[0]) >> 32
+        buffer = number - 1
+        if 0 <= buffer < self.n_buffers:
+            last = self.layout.size_list[buffer] - nbytes
+            if last >= 0:
+                offset = at - np.uint64(number << 32)
+                if (offset <= np.uint64(last)).all():
+                    flat = offset.view(np.int64)
+                    start = self.layout.start_list[buffer]
+                    return lanes, flat + start if start else flat, buffer
+        return self._locate_any(address, nbytes, act)
+
+    def _locate_any(self, address, nbytes: int, act):
         number = (address >> np.uint64(32)).astype(np.int64) - 1
         offset = (address & np.uint64(0xFFFFFFFF)).astype(np.int64)
         known = (number >= 0) & (number < self.n_buffers)
@@ -103,20 +160,30 @@ class Lanes:
         answer does not depend on the order the accesses happened in."""
         if not self.stored.any():
             return
-        sets, cells, threads, writes = [], [], [], []
+        width = self.memory.shape[1]
+        touched = []  # (lanes, flat, nbytes, writing) of accesses to buffers stored to
         for lanes, flat, buffers, nbytes, writing in self.accesses:
             if not writing:
                 # Only a buffer something was stored to can race.
-                keep = self.stored[buffers]
-                if not keep.any():
-                    continue
-                lanes, flat = lanes[keep], flat[keep]
+                if isinstance(buffers, int):
+                    if not self.stored[buffers]:
+                        continue
+                else:
+                    keep = self.stored[buffers]
+                    if not keep.any():
+                        continue
+                    lanes, flat = lanes[keep], flat[keep]
+            touched.append((lanes, flat, nbytes, writing))
+        if self._disjoint(touched, width):
+            return
+        sets, cells, threads, writes = [], [], [], []
+        for lanes, flat, nbytes, writing in touched:
             sets.append(np.repeat(self.lane_set[lanes], nbytes))
             cells.append((flat[:, None] + np.arange(nbytes)).ravel())
             threads.append(np.repeat(self.tid[lanes].astype(np.int64), nbytes))
             writes.append(np.full(len(lanes) * nbytes, writing))
         set_of = np.concatenate(sets)
-        key = set_of * self.memory.shape[1] + np.concatenate(cells)
+        key = set_of * width + np.concatenate(cells)
         thread = np.concatenate(threads)
         write = np.concatenate(writes)
         order = np.argsort(key, kind="stable")
@@ -131,13 +198,28 @@ class Lanes:
             if self.fate[s] is None or isinstance(self.fate[s], OutOfFuel):
                 self.fate[s] = Undefined(DATA_RACE, int(highest[group]))
 
+    def _disjoint(self, touched, width: int) -> bool:
+        """Whether no two of these accesses share a byte of one input set's memory: then
+        nothing races (a race needs a shared byte), and the byte-by-byte search is skipped.
+        Sorted by first byte, each access must start after every earlier one ends."""
+        if len(touched) == 1:
+            lanes, flat, nbytes, _ = touched[0]
+            first = np.sort(self.lane_set[lanes] * width + flat)
+            return bool((np.diff(first) >= nbytes).all())
+        firsts = [self.lane_set[lanes] * width + flat for lanes, flat, _, _ in touched]
+        first = np.concatenate(firsts)
+        end = np.concatenate([start + nbytes for start, (_, _, nbytes, _) in zip(firsts, touched)])
+        order = np.argsort(first, kind="stable")
+        first, end = first[order], end[order]
+        return bool((first[1:] >= np.maximum.accumulate(end)[:-1]).all())
+
     def load(self, address, nbytes: int, act) -> np.ndarray:
         result = np.zeros(len(address), dtype=np.uint64)
         lanes, flat, buffers = self._locate(address, nbytes, act)
         if len(lanes):
             self._log(lanes, flat, buffers, nbytes, writing=False)
             view = self.memory.view(_VIEW[nbytes])
-            result[lanes] = view[self.lane_set[lanes], flat // nbytes]
+            result[lanes] = view[self.lane_set[lanes], flat // nbytes if nbytes > 1 else flat]
         return result
 
     def store(self, address, value, nbytes: int, act) -> None:
@@ -146,7 +228,8 @@ class Lanes:
             return
         self._log(lanes, flat, buffers, nbytes, writing=True)
         view = self.memory.view(_VIEW[nbytes])
-        view[self.lane_set[lanes], flat // nbytes] = value[lanes].astype(_VIEW[nbytes])
+        view[self.lane_set[lanes], flat // nbytes if nbytes > 1 else flat] = value[lanes].astype(
+            _VIEW[nbytes])
 
     # --- the wave --------------------------------------------------------------------------------
     def branched(self, act, cond) -> None:
