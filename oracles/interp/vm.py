@@ -37,6 +37,10 @@ except ImportError:  # not built: the interpreters run numpy only
 ACT, HERE, FLOW, TID = 0, 1, 2, 3
 FIXED_ROWS = 4
 _FIXED = {"act": ACT, "here": HERE, "cf": FLOW, "LB": FLOW, "TID": TID}
+# vm.h's OP_CALL and OP_CALLIF: the ops the executor stops at (tests/oracles/interp/test_vm.py
+# reads vm.h to check them).
+OP_CALL, OP_CALLIF = 29, 30
+_CALL_OPS = (OP_CALL, OP_CALLIF)
 _EMPTY_SSA = "def block(V, U, C, act, cf, unmasked, X, TID):\n    return None"
 
 
@@ -107,21 +111,24 @@ def compiled(source: str) -> CompiledSource | None:
 class VMBlock:
     """One block's program relocated into its function's rows, and the calls it makes."""
 
-    __slots__ = ("program", "calls", "result_kind", "result_row")
+    __slots__ = ("program", "calls", "call_at", "result_kind", "result_row")
 
     def __init__(self, program: np.ndarray, calls: list, result_kind: str, result_row: int):
         self.program = program
         self.calls = calls  # by the imm of an OP_CALL/OP_CALLIF: the callback it makes
+        # by the op's index, where the executor stops (no numpy scalar read per call)
+        self.call_at = {pc: calls[imm] for pc, (op, imm) in enumerate(program[:, [0, 5]].tolist())
+                        if op in _CALL_OPS}
         self.result_kind = result_kind
         self.result_row = result_row
 
     def run(self, R: np.ndarray, X, unmasked: bool):
         """Executes the block over R: the C executor runs until a call, Python performs
         it, the executor goes on after it. Returns what the block's `return` gives."""
-        program, calls, execute = self.program, self.calls, _extension.run
+        program, call_at, execute = self.program, self.call_at, _extension.run
         pc = execute(program, R, 0, unmasked)
         while pc >= 0:
-            calls[program[pc, 5]](R, X)
+            call_at[pc](R, X)
             pc = execute(program, R, pc + 1, unmasked)
         kind = self.result_kind
         if kind == "bool":
@@ -132,12 +139,45 @@ class VMBlock:
 
 
 def _callback(method: str, dest: int, args: tuple) -> Callable:
-    """What performs one call: X's method with its arguments read from R (a "row" COPIED,
-    since X may keep what it is given; a "bool" as nonzero), the result into row `dest`."""
+    """What performs one call: X's method with its arguments read from R (a "row" as a VIEW
+    of R, valid only during the call: `Lanes` keeps none of its arguments, and X must copy
+    what it keeps; a "bool" as nonzero), the result into row `dest`. The calls the compiler
+    makes of `Lanes` have closures of their own: the generic one's per-argument readers
+    cost as much as the call."""
+    kinds = tuple(kind for kind, _ in args)
+    values = tuple(value for _, value in args)
+    if method == "load" and kinds == ("row", "int", "bool") and dest >= 0:
+        address, nbytes, act = values
+
+        def load(R: np.ndarray, X) -> None:
+            R[dest] = X.load(R[address], nbytes, R[act] != 0)
+
+        return load
+    if method == "store" and kinds == ("row", "row", "int", "bool"):
+        address, value, nbytes, act = values
+
+        def store(R: np.ndarray, X) -> None:
+            X.store(R[address], R[value], nbytes, R[act] != 0)
+
+        return store
+    if method == "export" and kinds == ("int", "row", "bool"):
+        slot, value, act = values
+
+        def export(R: np.ndarray, X) -> None:
+            X.export(slot, R[value], R[act] != 0)
+
+        return export
+    if method == "undefined" and kinds == ("bool", "str"):
+        hit, reason = values
+
+        def undefined(R: np.ndarray, X) -> None:
+            X.undefined(R[hit] != 0, reason)
+
+        return undefined
     readers = []
     for kind, value in args:
         if kind == "row":
-            readers.append(lambda R, row=value: R[row].copy())
+            readers.append(lambda R, row=value: R[row])
         elif kind == "bool":
             readers.append(lambda R, row=value: R[row] != 0)
         elif kind in ("int", "str"):

@@ -49,6 +49,10 @@ def _program(*records) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(-1, 6)
 
 
+def test_the_call_ops_the_driver_knows_are_vm_h_s():
+    assert (vm.OP_CALL, vm.OP_CALLIF) == (OP["OP_CALL"], OP["OP_CALLIF"])
+
+
 def test_the_lane_vm_is_built():
     assert vm.LANEVM is not None, (
         "oracles.interp.lanevm (oracles/interp/lanevm_src/) is not built or not complete: run "
@@ -141,20 +145,24 @@ def test_initial_rows():
 
 # --- the driver (the executor's integer ops) -------------------------------------------------
 class RecordingLanes:
-    """Stands for `Lanes`: records what each call was given, loads return address + 1."""
+    """Stands for `Lanes`: records what each call was given (copies: a row argument is a
+    view of R, valid only during the call), loads return address + 1."""
 
     def __init__(self):
         self.calls = []
+        self.views = []  # whether each call's first argument was a view of R
 
     def load(self, address, nbytes, act):
-        self.calls.append(("load", address, nbytes, act))
+        self.views.append(address.base is not None)
+        self.calls.append(("load", address.copy(), nbytes, act))
         return address + np.uint64(1)
 
     def undefined(self, hit, reason):
-        self.calls.append(("undefined", hit, reason))
+        self.views.append(hit.base is not None)
+        self.calls.append(("undefined", hit.copy(), reason))
 
 
-def test_the_driver_performs_calls_with_copies_and_bools():
+def test_the_driver_performs_calls_with_views_and_bools():
     # t4 = V['x'] + C[5]; t5 = X.load(t4, 4, act); V['x'] = where(act, t5, V['x']);
     # t4 = t5 == C[5]... (a bool); if t4.any(): X.undefined(t4, 'r'); return t5
     externals = [("V", "x"), ("C", 5), ("act", None), ("TID", None)]
@@ -178,7 +186,7 @@ def test_the_driver_performs_calls_with_copies_and_bools():
     (_, address, nbytes, given_act), (_, hit, reason) = X.calls
     assert (address == 105).all() and nbytes == 4
     assert given_act.dtype == bool and (given_act == act).all()
-    assert not np.shares_memory(address, R)  # X may keep what it is given
+    assert X.views == [True, False]  # a row as R's own, not copied; a bool computed
     v = layout.row[("V", "x")]
     assert (R[v] == np.where(act, 106, 100)).all()
     assert (result == 106).all() and not np.shares_memory(result, R)
