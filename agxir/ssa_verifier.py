@@ -7,7 +7,9 @@ instruction, the row of the opcode table: operand count, branch targets, destina
 `.sat`, attributes, uniforms, each source's immediates, modifiers and widths, and the row's
 own `check`. It never changes the function and never stops at the first problem. The
 front door is `agxir.verifier.verify`, which finds a function's level in `agxir.levels`;
-the machine verifier (`agxir.machine.verifier`) reuses some of the checks here.
+the machine verifier (`agxir.machine.verifier`) reuses some of the checks here. An
+instruction of a shape already found valid in this process (`agxir.verifier_shapes`) is
+asked only what depends on its function; `reference=True` judges every one in full.
 
 Instruction positions in errors are 0-based indices into `block.instructions`.
 """
@@ -222,10 +224,9 @@ class Verifier:
                     if len(errors) == before:
                         valid.remember(key, row)
                     continue
-                sound = in_function_sound(
+                if not in_function_sound(
                     ins, block, index, live, block_set, uniform_set, defs, dominates
-                )
-                if not sound:
+                ):
                     self.check_in_function(block, index, ins)
                     self.check_uses(block, index, ins)
 

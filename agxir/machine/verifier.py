@@ -18,6 +18,11 @@ its uses over the logical CFG) and r0l; vreg has virtual registers and r0l (an i
 accessed at several sizes: `v7:16` beside `v7:32` is the low half of v7, so a read finds
 only the halves some path wrote, half by half); machine has physical registers only, naturally aligned and inside the 256
 halves. Parallel copies' destinations never overlap and match their sources' sizes.
+
+An instruction of a shape already found valid in this process, at this level and with or
+without control flow (`agxir.verifier_shapes`), is asked only whether its targets and
+uniforms are the function's; `reference=True` judges every one in full and finds the
+undefined reads with sets (`undefined_reads_reference`), the agreement tests' oracle.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ def _name(ref) -> str:
 # function's but its targets and uniforms, asked again on every instruction
 # (`in_function`).
 _VALID_SHAPES: dict[tuple[str, bool], ValidShapes] = {}
-_shape = shape_key  # (a name of this module: tests judge without shapes by setting it to None's)
+_shape = shape_key  # (looked up here: test_verifier_memo.py swaps in one giving None, judging all)
 
 
 class _MachineVerifier:
