@@ -47,7 +47,7 @@ class LaneLayout:
                 if data:
                     start = starts[k]
                     self.memory[s, start : start + len(data)] = np.frombuffer(data, np.uint8)
-        self.output_shape = (len(lane_set), max(output_slots, 1))
+        self.output_shape = (max(output_slots, 1), len(lane_set))
         # Lanes are grouped by set, threads in order: a wave starts at every 32nd thread.
         wave_start = (tid % WAVE_WIDTH) == 0
         self.wave_of = np.cumsum(wave_start) - 1
@@ -84,8 +84,10 @@ class Lanes:
         self.memory = layout.memory.copy()
         self.accesses: list = []
         self.stored = np.zeros(max(self.n_buffers, 1), dtype=bool)
-        self.outputs = np.zeros(layout.output_shape, dtype=np.uint64)
-        self.written = np.zeros(layout.output_shape, dtype=bool)
+        # Slot by lane, so an export writes one contiguous row; `outputs`/`written` are
+        # their lane-by-slot views.
+        self.output_rows = np.zeros(layout.output_shape, dtype=np.uint64)
+        self.written_rows = np.zeros(layout.output_shape, dtype=bool)
         self.fate: list[Undefined | OutOfFuel | None] = [None] * self.n_sets
         self.dead_sets = np.zeros(self.n_sets, dtype=bool)
         self.newly_dead = False
@@ -264,6 +266,16 @@ class Lanes:
         bits = np.where(act & cond, bit, np.uint64(0))
         return np.bitwise_or.reduceat(bits, self.wave_starts)[self.wave_of]
 
+    @property
+    def outputs(self) -> np.ndarray:
+        """Each lane's exported values, lane by slot."""
+        return self.output_rows.T
+
+    @property
+    def written(self) -> np.ndarray:
+        """Which slots each lane exported, lane by slot."""
+        return self.written_rows.T
+
     def export(self, slot: int, value, act) -> None:
-        self.outputs[act, slot] = value[act]
-        self.written[act, slot] = True
+        np.copyto(self.output_rows[slot], value, where=act)
+        np.logical_or(self.written_rows[slot], act, out=self.written_rows[slot])

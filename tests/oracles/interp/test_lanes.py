@@ -6,22 +6,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agxir.ir import Uniform
 from agxir.text import parse_function
 from oracles.inputs import InputSet, random_input_sets
 from oracles.interp import CompiledFunction, runner
 from oracles.interp.lanes import Lanes
 from oracles.memory_model import DATA_RACE, buffer_base
-from oracles.outcomes import Undefined
+from oracles.outcomes import Returned, Undefined
 
 SIZES = [64, 20, 8]
 
 
-def _lanes(threads=(8, 5, 16)) -> Lanes:
+def _lanes(threads=(8, 5, 16), output_slots=2) -> Lanes:
     counts = list(threads)
     lane_set = np.repeat(np.arange(len(counts)), counts)
     tid = np.concatenate([np.arange(n) for n in counts]).astype(np.uint64)
     contents = [[bytes(range(s, s + size)) for size in SIZES] for s in range(len(counts))]
-    return Lanes(lane_set, tid, SIZES, contents, 2)
+    return Lanes(lane_set, tid, SIZES, contents, output_slots)
 
 
 def _addresses(rng, lanes: int, nbytes: int, mode: int) -> np.ndarray:
@@ -138,3 +139,38 @@ def test_the_set_up_cache_is_bounded():
     for seed in range(runner._SETUPS_LIMIT + 5):
         compiled.run(random_input_sets(fn, 2, seed=seed, count=1))
         assert len(runner._SETUPS) <= runner._SETUPS_LIMIT
+
+
+def _reference_outcomes(X: Lanes, input_sets, buffers, slots: int, steps) -> list:
+    """outcomes_of as first written: per set and lane, memory by numpy slices."""
+    outcomes, first = [], 0
+    for s, input_set in enumerate(input_sets):
+        lanes = range(first, first + input_set.threads)
+        first += input_set.threads
+        if X.fate[s] is not None:
+            outcomes.append(X.fate[s])
+            continue
+        memory = {u.name: X.memory[s, int(X.starts[k]) : int(X.starts[k]) + u.buffer_bytes].tobytes()
+                  for k, u in enumerate(buffers)}
+        rows = tuple(tuple(int(X.outputs[lane, k]) if X.written[lane, k] else None
+                           for k in range(slots)) for lane in lanes)
+        outcomes.append(Returned(memory, rows, steps[s]))
+    return outcomes
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_outcomes_are_built_as_the_reference_builds_them(seed):
+    rng = np.random.default_rng(seed)
+    threads = [int(n) for n in rng.integers(1, 40, 3)]
+    slots = int(rng.integers(0, 4))
+    X = _lanes(threads, slots + int(rng.integers(0, 2)))
+    X.output_rows[:] = rng.integers(0, 2**63, X.output_rows.shape, dtype=np.uint64)
+    X.written_rows[:] = rng.random(X.written_rows.shape) < (0.7 if seed % 2 else 1.0)
+    X.memory[:] = rng.integers(0, 256, X.memory.shape, dtype=np.uint8)
+    if seed % 3 == 0:
+        X.fate[1] = Undefined(DATA_RACE, 2)
+    sets = [InputSet(n) for n in threads]
+    buffers = [Uniform(f"u{k}", 64, size) for k, size in enumerate(SIZES)]
+    steps = [int(n) for n in rng.integers(0, 100, 3)]
+    got = runner.outcomes_of(X, sets, buffers, slots, steps)
+    assert got == _reference_outcomes(X, sets, buffers, slots, steps)
