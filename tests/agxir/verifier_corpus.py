@@ -27,7 +27,7 @@ from fuzz.generate.cases import build_case
 
 
 @cache
-def functions(count: int = 8, seed: int = 3, per_level: int = 10) -> tuple:
+def functions(count: int = 11, seed: int = 3, per_level: int = 10) -> tuple:
     """Each generated program (SSA) and, of every level, up to `per_level` of its pipeline
     steps' results (spread over all the pipelines' steps)."""
     no_flags = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
