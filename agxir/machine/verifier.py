@@ -446,17 +446,56 @@ class _MachineVerifier:
 
         preds: dict[Block, list[Block]] = {b: [] for b in fn.blocks}
         written: dict[Block, int] = {}
+        # per block: what its phis write, and what its other instructions read before the
+        # block writes it (the walk below reports a read iff such a place is missing from
+        # what comes in and the phis write, so a block without one is not walked)
+        phi_written: dict[Block, int] = {}
+        exposed: dict[Block, int] = {}
         for block in fn.blocks:
             for succ in block.logical_successors or []:
                 preds[succ].append(block)
-            found = 0
+            found = phis = local = reads = 0
             for ins in block.instructions:
-                if ins.dest is not None:
-                    found |= mask(ins.dest)
-                elif ins.opcode.name != "phi":
+                if ins.opcode.name == "phi":
+                    if ins.dest is not None:
+                        bits = mask(ins.dest)
+                        found |= bits
+                        phis |= bits
+                    continue
+                for src in ins.srcs:
+                    ref = src.ref
+                    if ref.__class__ is Register:  # (mask's first case inline: most reads)
+                        half, size = ref.half, ref.size
+                        if half == 0 and size == 16:
+                            continue  # r0l
+                        count = size // 16
+                        if 0 <= half and 0 <= count and half + count <= NUM_HALVES:
+                            reads |= (((1 << count) - 1) << half) & ~local
+                            continue
+                    elif isinstance(ref, Register):
+                        if ref.half == 0 and ref.size == 16 and ref.__class__ is Register:
+                            continue  # r0l
+                    elif not isinstance(ref, VirtualRegister):
+                        continue
+                    reads |= mask(ref) & ~local
+                dest = ins.dest
+                if dest.__class__ is Register:
+                    half, count = dest.half, dest.size // 16
+                    if 0 <= half and 0 <= count and half + count <= NUM_HALVES:
+                        bits = ((1 << count) - 1) << half
+                    else:
+                        bits = mask(dest)
+                elif dest is not None:
+                    bits = mask(dest)
+                else:
+                    bits = 0
                     for dest in ins.dests:
-                        found |= mask(dest)
+                        bits |= mask(dest)
+                found |= bits
+                local |= bits
             written[block] = found
+            phi_written[block] = phis
+            exposed[block] = reads
         written_out: dict[Block, int] = {}
         changed = True
         while changed:
@@ -485,6 +524,8 @@ class _MachineVerifier:
                         name = getattr(src.ref, "name", src.ref)
                         self.error(block, None, f"phi source {name} is not written on the path from {pred.name}", ins)
                 state |= mask(ins.dest)
+            if not exposed[block] & ~(state | phi_written[block]):
+                continue  # every read finds its places written: nothing to report
             for index, ins in enumerate(instructions):
                 if ins.opcode.name == "phi":
                     continue
