@@ -11,7 +11,7 @@ from agxir.ir import Block, Register, VirtualRegister
 __all__ = ["undefined_reads_reference"]
 
 
-def written(verifier, block: Block) -> set[object]:
+def places_written(verifier, block: Block) -> set[object]:
     """Every place an instruction of `block` writes (phis included)."""
     places = verifier.places
     found: set[object] = set()
@@ -72,7 +72,7 @@ def undefined_reads_reference(verifier) -> None:
 
     # Out of a block: what came in and whatever the block writes (a may-be-written
     # analysis: the order inside the block matters only to `report`).
-    written = {block: written(verifier, block) for block in fn.blocks}
+    written = {block: places_written(verifier, block) for block in fn.blocks}
     changed = True
     while changed:
         changed = False
