@@ -37,7 +37,7 @@ PARTS = (
     ("fuzz/step_oracles.py", "_ra_checker", "  RA checker"),
     ("fuzz/step_oracles.py", "_copy_checker", "  copy checker"),
     ("oracles/machine/wave.py", "run_wave", "wave interpreter (within refinement)"),
-    ("agxir/text/printer.py", "print_function", "printing"),
+    ("agxir/text/front.py", "print_function", "printing"),
     ("agxir/ir.py", "clone_function", "cloning"),
     ("agxir/rewrite/matcher.py", "apply_rules", "rule-table passes"),
 )

@@ -3,6 +3,8 @@ near-missed (and where), oracle paths, and sampled branch coverage of the passes
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from agxir.passes import RULE_TABLES
@@ -12,6 +14,7 @@ from agxir.rewrite.matcher import definitions, match_or_where, recording_near_mi
 from agxir.text import parse_function
 from fuzz.campaign import CampaignConfig
 from fuzz.campaign_db.features import CoverageSampler, undefined_reason
+from fuzz.commands.units import units_under_test
 from fuzz.generate.cases import build_case
 from fuzz.harness import Harness
 from fuzz.passes_under_test import registered
@@ -142,6 +145,24 @@ def test_the_coverage_sampler_turns_branch_arcs_of_the_passes_into_features():
     assert arcs and all(a.startswith("arc:agxir/") for a in arcs)
     assert any(a.startswith("arc:agxir/passes/cmpsel.py:") for a in arcs), sorted(arcs)[:5]
     assert not CoverageSampler(0).wants(0)
+
+
+def test_the_machine_levels_printer_and_verifier_are_not_features():
+    """They judge and print; the machine pipelines run both, and neither gives arcs."""
+    _, pipelines = units_under_test(argparse.Namespace(passes=None, python_passes=None,
+                                                       pass_commands=None))
+    config = CampaignConfig(seed=1, pipelines=pipelines)
+    sampler = CoverageSampler(1)
+    arcs: set[str] = set()
+    with sampler.measuring(arcs):
+        for index in range(3):
+            fn, inputs = build_case(1, index, config)
+            Harness(inputs, **config.harness_options()).check(fn, pipelines)
+    if sampler.unavailable:  # run under another tracer (a debugger, pytest-cov)
+        return
+    assert any(a.startswith("arc:agxir/machine/") for a in arcs)
+    assert not any(a.startswith(("arc:agxir/machine/text.py", "arc:agxir/machine/verifier.py"))
+                   for a in arcs)
 
 
 def test_listening_for_near_misses_never_changes_what_a_pass_does():
