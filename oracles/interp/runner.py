@@ -133,7 +133,7 @@ class CompiledFunction:
             # Every storage place is a row of R (values start 0); the blocks take the values
             # and constants as views of it (`_vm_block`), the scheduler came_from as cf's
             # row read as int64.
-            R = self.vm.start(lanes, tid, uniform_arrays)
+            R = self.vm.start(lanes, tid, uniform_arrays, shared=True)
             values, constants = vm.Rows(R, self.vm, "V"), vm.Rows(R, self.vm, "C")
             came_from = R[vm.FLOW].view(np.int64)
         else:

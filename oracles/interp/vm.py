@@ -222,7 +222,8 @@ class VMFunction:
         self.temp_base = next_row
         self.rows = next_row + max((block.temps for block in blocks), default=0)
         self.blocks = [self.relocate(block) for block in blocks]
-        self._initial: dict[tuple, np.ndarray] = {}
+        self._initial: dict[tuple, np.ndarray] = {}  # by lanes and start functions
+        self._started: dict[tuple, tuple] = {}  # and by the shared tid and uniforms
 
     def relocate(self, block: CompiledSource) -> VMBlock:
         """The block's program with its local rows (0..E-1: externals[k], E..: temporaries)
@@ -246,14 +247,21 @@ class VMFunction:
 
     def start(self, lanes: int, tid: np.ndarray, uniforms: dict,
               names_start: Callable | None = None,
-              halves_start: Callable | None = None) -> np.ndarray:
+              halves_start: Callable | None = None, shared: bool = False) -> np.ndarray:
         """A run's rows: act and here ones, FLOW -1, TID, V rows from `names_start(lanes)`
         (one row, or one per name), H rows from `halves_start(lanes)` (a row per half,
         indexed by half number; either 0 when not given), U rows from `uniforms`,
         constants, temporaries 0. All but TID and U are the same for every run at a lane
-        count (and the same start functions), so they are built once and copied."""
-        key = (lanes, names_start, halves_start)
-        initial = self._initial.get(key)
+        count (and the same start functions), so they are built once and copied. `shared`
+        says `tid` and `uniforms` are the interpreters' shared set-up of some input sets
+        (`runner.stacked_lanes`: never written): the whole start is then kept for as long
+        as the same objects come."""
+        key = (lanes, names_start, halves_start, id(tid), id(uniforms))
+        entry = self._started.get(key) if shared else None
+        # The entry holds tid and uniforms, so their ids are not reused while it lives.
+        if entry is not None and entry[0] is tid and entry[1] is uniforms:
+            return entry[2].copy()
+        initial = self._initial.get(key[:3])
         if initial is None:
             initial = np.zeros((self.rows, lanes), dtype=np.uint64)
             initial[ACT] = 1
@@ -271,12 +279,16 @@ class VMFunction:
                 initial[c : c + len(self.constants)] = values
             if len(self._initial) >= 8:
                 self._initial.clear()
-            self._initial[key] = initial
+            self._initial[key[:3]] = initial
         R = initial.copy()
         R[TID] = tid
         u = self.first_row["U"]
         for k, name in enumerate(self.uniforms):
             R[u + k] = uniforms[name]
+        if shared:
+            if len(self._started) >= 2:  # a run's R may be large (a wave's 256 halves)
+                self._started.clear()
+            self._started[key] = (tid, uniforms, R.copy())
         return R
 
 

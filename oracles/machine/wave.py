@@ -393,7 +393,7 @@ class CompiledWave:
         if self.vm is not None:
             # Every storage place is a row of R (LB's holds int64 bits, -1 at first); the
             # units take V, H and C as views of it (`_vm_unit`).
-            R = self.vm.start(lanes, tid, U, _garbage_names, _garbage_halves)
+            R = self.vm.start(lanes, tid, U, _garbage_names, _garbage_halves, shared=True)
             V, H, C = (vm.Rows(R, self.vm, kind) for kind in ("V", "H", "C"))
             LB = R[vm.FLOW].view(np.int64)
         else:

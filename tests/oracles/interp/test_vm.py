@@ -307,3 +307,19 @@ def test_every_campaign_function_takes_the_vm():
 
 def test_a_block_outside_the_vm_language_runs_by_numpy():
     assert vm.compiled("def block(V, U, C, act, cf, unmasked, X, TID):\n    print(1)") is None
+
+
+def test_a_shared_start_is_kept_whole_and_handed_out_as_copies():
+    block = _block(_program(("OP_ADD", 0, 1, 2, 0, 0)), [("V", "x"), ("U", "u"), ("TID", None)],
+                   temps=0)
+    layout = VMFunction([block])
+    tid = np.arange(4, dtype=np.uint64)
+    tid.flags.writeable = False
+    uniforms = {"u": np.full(4, 7, np.uint64)}
+    first = layout.start(4, tid, uniforms, shared=True)
+    first[:] = 99  # a run writes its R: the next start must not see it
+    again = layout.start(4, tid, uniforms, shared=True)
+    fresh = layout.start(4, tid.copy(), {"u": uniforms["u"].copy()})
+    assert (again == fresh).all() and not np.shares_memory(again, first)
+    other = {"u": np.full(4, 8, np.uint64)}  # other uniforms: not the kept start
+    assert (layout.start(4, tid, other, shared=True)[layout.row[("U", "u")]] == 8).all()
