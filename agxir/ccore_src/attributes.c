@@ -12,14 +12,19 @@ typedef struct {
     Py_ssize_t index;
 } Place;
 
-static Place places[64];
+/* Direct-mapped by a multiplicative hash of both pointers: with 64 slots and a hash of
+ * shifted pointers, Operand.abs and Register.half met in one slot and missed each time. */
+#define PLACES 512
+static Place places[PLACES];
 
 /* The index of `name` in the attribute arrays of `type`'s instances, or -1 for "use the
  * generic protocol". The names are interned, so they are found among the keys by identity. */
 static Py_ssize_t
 place_of(PyTypeObject *type, PyObject *name)
 {
-    Place *place = &places[(((uintptr_t)type >> 4) ^ ((uintptr_t)name >> 4)) & 63];
+    uint64_t mixed = ((uint64_t)(uintptr_t)type ^ ((uint64_t)(uintptr_t)name << 1))
+                     * UINT64_C(0x9E3779B97F4A7C15);
+    Place *place = &places[mixed >> (64 - 9)];  /* the top 9 bits: PLACES == 1 << 9 */
     if (place->type == type && place->name == name && place->version == type->tp_version_tag
         && type->tp_version_tag != 0)
         return place->index;
