@@ -22,7 +22,7 @@ oracles/machine/wave.py), which keep their scheduling and choose which executor 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -73,6 +73,7 @@ class CompiledSource:
     callbacks: tuple  # (method, dest, args) per OP_CALL/OP_CALLIF imm
     result: tuple  # ("none",) | ("bool", row) | ("row", row)
     temps: int
+    call_sites: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         # Checked once per text, so relocation may index without checking: a row out of
@@ -80,6 +81,10 @@ class CompiledSource:
         local = self.program[:, 1:5]
         if len(local) and (local.min() < 0 or local.max() >= max(1, len(self.externals) + self.temps)):
             raise ValueError("lane VM program names a row outside its externals and temps")
+        # (op index, callback number) of each op the executor stops at, found once per text
+        sites = tuple((pc, imm) for pc, (op, imm) in enumerate(self.program[:, [0, 5]].tolist())
+                      if op in _CALL_OPS)
+        object.__setattr__(self, "call_sites", sites)
 
 
 _COMPILED: dict[str, CompiledSource | None] = {}
@@ -113,12 +118,13 @@ class VMBlock:
 
     __slots__ = ("program", "calls", "call_at", "result_kind", "result_row")
 
-    def __init__(self, program: np.ndarray, calls: list, result_kind: str, result_row: int):
+    def __init__(self, program: np.ndarray, calls: list, result_kind: str, result_row: int,
+                 call_sites: tuple = ()):
         self.program = program
         self.calls = calls  # by the imm of an OP_CALL/OP_CALLIF: the callback it makes
-        # by the op's index, where the executor stops (no numpy scalar read per call)
-        self.call_at = {pc: calls[imm] for pc, (op, imm) in enumerate(program[:, [0, 5]].tolist())
-                        if op in _CALL_OPS}
+        # by the op's index, where the executor stops (no numpy scalar read per call);
+        # `call_sites` pairs each such op's index with its imm
+        self.call_at = {pc: calls[imm] for pc, imm in call_sites}
         self.result_kind = result_kind
         self.result_row = result_row
 
@@ -242,8 +248,8 @@ class VMFunction:
                  for method, dest, args in block.callbacks]
         result = block.result
         if result[0] == "none":
-            return VMBlock(program, calls, "none", -1)
-        return VMBlock(program, calls, result[0], rows[result[1]])
+            return VMBlock(program, calls, "none", -1, block.call_sites)
+        return VMBlock(program, calls, result[0], rows[result[1]], block.call_sites)
 
     def start(self, lanes: int, tid: np.ndarray, uniforms: dict,
               names_start: Callable | None = None,
@@ -313,10 +319,27 @@ def vm_function(sources: Sequence[str]) -> VMFunction | None:
     some block does not compile (then the whole function runs by numpy)."""
     if LANEVM is None:
         return None
+    key = tuple(sources)
+    function = _FUNCTIONS.get(key, False)
+    if function is not False:
+        return function
     blocks = []
     for source in sources:
         block = compiled(source)
         if block is None:
-            return None
+            function = None
+            break
         blocks.append(block)
-    return VMFunction(blocks)
+    else:
+        function = VMFunction(blocks)
+    if len(_FUNCTIONS) >= _FUNCTIONS_LIMIT:
+        _FUNCTIONS.clear()
+    _FUNCTIONS[key] = function
+    return function
+
+
+# A pipeline's steps often leave a function as it was: the same block texts, the same layout
+# and relocated programs (a VMFunction is never written but for its start caches). Few are
+# kept, as each holds a start of its runs' size.
+_FUNCTIONS: dict[tuple, VMFunction | None] = {}
+_FUNCTIONS_LIMIT = 16

@@ -323,3 +323,26 @@ def test_a_shared_start_is_kept_whole_and_handed_out_as_copies():
     assert (again == fresh).all() and not np.shares_memory(again, first)
     other = {"u": np.full(4, 8, np.uint64)}  # other uniforms: not the kept start
     assert (layout.start(4, tid, other, shared=True)[layout.row[("U", "u")]] == 8).all()
+
+
+def test_the_same_block_texts_share_one_vm_function_and_a_refused_text_none():
+    sources = [_EMPTY_SSA_BLOCK, _EMPTY_SSA_BLOCK.replace("return None", "return act")]
+    first = vm.vm_function(sources)
+    assert first is not None and vm.vm_function(list(sources)) is first
+    assert vm.vm_function(sources[:1]) is not first
+    refused = [sources[0].replace("return None", "return frobnicate(act)")]
+    assert vm.vm_function(refused) is None and vm.vm_function(refused) is None
+    for _ in range(vm._FUNCTIONS_LIMIT + 3):  # bounded
+        vm.vm_function([sources[0] + f"\n    # {_}"])
+        assert len(vm._FUNCTIONS) <= vm._FUNCTIONS_LIMIT
+
+
+def test_call_sites_are_the_ops_the_executor_stops_at():
+    block = _block(_program(("OP_ADD", 0, 0, 0, 0, 0), ("OP_CALL", 0, 0, 0, 0, 1),
+                            ("OP_CALLIF", 0, 0, 0, 0, 0)), [("C", 0)], temps=0,
+                   callbacks=[("undefined", -1, (("bool", 0), ("str", "a"))),
+                              ("undefined", -1, (("bool", 0), ("str", "b")))])
+    assert block.call_sites == ((1, 1), (2, 0))
+
+
+_EMPTY_SSA_BLOCK = "def block(V, U, C, act, cf, unmasked, X, TID):\n    return None"
