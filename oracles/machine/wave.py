@@ -414,20 +414,50 @@ class CompiledWave:
         if last == 0:
             at[:] = _DONE
         everywhere = np.ones(lanes, dtype=bool)  # `here` when every wave is at the block
+        all_waves = np.ones(waves, dtype=bool)
+        # Most steps find every wave at one block (the waves of a program mostly keep
+        # together): then `together` holds, `pos` is where they all are and `at` is not
+        # kept, nor masking by `here` done, until they part, end, or one may be out of fuel
+        # or dead; the general steps below then take over from `at`.
+        together, pos = last > 0, 0
         with np.errstate(all="ignore"):
-            while (at != _DONE).any():
-                pos = int(at.min())
-                here_waves = at == pos
-                compiled = self.blocks[pos]
-                if here_waves.all():
-                    # Most steps (the waves of a program mostly keep together): masking by
-                    # `here` changes nothing, so it is skipped.
+            while True:
+                if together:
+                    compiled = self.blocks[pos]
                     after = compiled.run(V, H, U, C, everywhere, act, LB, X, tid)
                     np.add(active_steps, compiled.length, out=active_steps, where=act | after)
                     act = after
                     steps += compiled.length
                     executed += lanes * compiled.length
+                    following = pos + 1
+                    going = following if following < last else _DONE
+                    parted = None
+                    if compiled.stops:
+                        going = _DONE
+                    elif compiled.branch is not None:
+                        kind, target = compiled.branch
+                        any_active = np.bincount(lane_set, weights=after, minlength=waves) > 0
+                        taken = any_active if kind == "jmp_exec_any" else ~any_active
+                        if taken.all():
+                            going = target
+                        elif taken.any():
+                            parted = np.where(taken, target, going)
+                    most_steps += compiled.length
+                    if parted is None and going != _DONE and most_steps <= fuel and not X.newly_dead:
+                        pos = going
+                        continue
+                    together = False
+                    at[:] = going if parted is None else parted
+                    here_waves = all_waves
                 else:
+                    if not (at != _DONE).any():
+                        break
+                    pos = int(at.min())
+                    here_waves = at == pos
+                    if here_waves.all():
+                        together = True
+                        continue
+                    compiled = self.blocks[pos]
                     here = here_waves[lane_set]
                     before = act & here
                     after = compiled.run(V, H, U, C, here, before, LB, X, tid)
@@ -435,18 +465,18 @@ class CompiledWave:
                     act = np.where(here, after, act)
                     steps[here_waves] += compiled.length
                     executed += int(np.count_nonzero(here)) * compiled.length
-                following = pos + 1
-                if compiled.stops:
-                    at[here_waves] = _DONE
-                elif compiled.branch is not None:
-                    kind, target = compiled.branch
-                    any_active = np.bincount(lane_set, weights=after, minlength=waves) > 0
-                    taken = any_active if kind == "jmp_exec_any" else ~any_active
-                    at[here_waves & taken] = target
-                    at[here_waves & ~taken] = following if following < last else _DONE
-                else:
-                    at[here_waves] = following if following < last else _DONE
-                most_steps += compiled.length
+                    following = pos + 1
+                    if compiled.stops:
+                        at[here_waves] = _DONE
+                    elif compiled.branch is not None:
+                        kind, target = compiled.branch
+                        any_active = np.bincount(lane_set, weights=after, minlength=waves) > 0
+                        taken = any_active if kind == "jmp_exec_any" else ~any_active
+                        at[here_waves & taken] = target
+                        at[here_waves & ~taken] = following if following < last else _DONE
+                    else:
+                        at[here_waves] = following if following < last else _DONE
+                    most_steps += compiled.length
                 if most_steps > fuel:  # else no wave can be out of fuel: nothing to compute
                     exhausted = here_waves & (steps > fuel) & (at != _DONE)
                     if exhausted.any():
