@@ -122,7 +122,7 @@ class Lanes:
         number, or one per lane); out-of-bounds active lanes are UB. The common case, every
         active lane inside the buffer the first one names, is found in a few whole-array
         operations: below that buffer's base an address wraps to a huge offset."""
-        lanes = np.flatnonzero(act)
+        lanes = act.nonzero()[0]  # act is a 1-D bool row: flatnonzero's wrappers skipped
         if not len(lanes):
             return lanes, None, None
         at = address[lanes]
@@ -206,8 +206,9 @@ class Lanes:
         Sorted by first byte, each access must start after every earlier one ends."""
         if len(touched) == 1:
             lanes, flat, nbytes, _ = touched[0]
-            first = np.sort(self.lane_set[lanes] * width + flat)
-            return bool((np.diff(first) >= nbytes).all())
+            first = self.lane_set[lanes] * width + flat
+            first.sort()
+            return bool((first[1:] - first[:-1] >= nbytes).all())
         firsts = [self.lane_set[lanes] * width + flat for lanes, flat, _, _ in touched]
         first = np.concatenate(firsts)
         end = np.concatenate([start + nbytes for start, (_, _, nbytes, _) in zip(firsts, touched)])
