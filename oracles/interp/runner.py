@@ -283,7 +283,9 @@ def _lane_setup(fn: Function, input_sets: Sequence[InputSet], output_slots: int)
         uniform_arrays[uniform.name] = row
     if len(_SETUPS) >= _SETUPS_LIMIT:
         _SETUPS.clear()
-    contents = [(s.threads, dict(s.scalars), dict(s.buffers)) for s in input_sets]
+    # bytes() is the same object for bytes, a copy of a (mutable) bytearray
+    contents = [(s.threads, dict(s.scalars), {k: bytes(v) for k, v in s.buffers.items()})
+                for s in input_sets]
     _SETUPS[key] = (tuple(input_sets), contents, layout, uniform_arrays)
     return layout, uniform_arrays
 

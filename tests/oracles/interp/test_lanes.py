@@ -174,3 +174,16 @@ def test_outcomes_are_built_as_the_reference_builds_them(seed):
     steps = [int(n) for n in rng.integers(0, 100, 3)]
     got = runner.outcomes_of(X, sets, buffers, slots, steps)
     assert got == _reference_outcomes(X, sets, buffers, slots, steps)
+
+
+def test_a_buffer_changed_in_place_is_not_run_from_the_kept_set_up():
+    fn = parse_function(COPY)
+    compiled = CompiledFunction(fn)
+    (given,) = random_input_sets(fn, 4, seed=5, count=1)
+    mutable = bytearray(given.buffers["u0"])
+    input_set = InputSet(4, dict(given.scalars), {"u0": mutable, "u1": given.buffers["u1"]})
+    before = compiled.run([input_set])
+    mutable[0] ^= 0xFF
+    after = compiled.run([input_set])
+    assert after != before
+    assert after == CompiledFunction(fn, backend="numpy").run([input_set])
