@@ -125,7 +125,7 @@ class Lanes:
         lanes = act.nonzero()[0]  # act is a 1-D bool row: flatnonzero's wrappers skipped
         if not len(lanes):
             return lanes, None, None
-        at = address[lanes]
+        at = address if len(lanes) == len(address) else address[lanes]
         number = int(at[0]) >> 32
         buffer = number - 1
         if 0 <= buffer < self.n_buffers:
@@ -216,13 +216,18 @@ class Lanes:
         first, end = first[order], end[order]
         return bool((first[1:] >= np.maximum.accumulate(end)[:-1]).all())
 
+    # Where every lane takes part (most accesses), the lanes need no gathering or scattering.
     def load(self, address, nbytes: int, act) -> np.ndarray:
-        result = np.zeros(len(address), dtype=np.uint64)
         lanes, flat, buffers = self._locate(address, nbytes, act)
-        if len(lanes):
-            self._log(lanes, flat, buffers, nbytes, writing=False)
-            view = self.memory.view(_VIEW[nbytes])
-            result[lanes] = view[self.lane_set[lanes], flat // nbytes if nbytes > 1 else flat]
+        if not len(lanes):
+            return np.zeros(len(address), dtype=np.uint64)
+        self._log(lanes, flat, buffers, nbytes, writing=False)
+        view = self.memory.view(_VIEW[nbytes])
+        index = flat // nbytes if nbytes > 1 else flat
+        if len(lanes) == len(address):
+            return view[self.lane_set, index].astype(np.uint64)
+        result = np.zeros(len(address), dtype=np.uint64)
+        result[lanes] = view[self.lane_set[lanes], index]
         return result
 
     def store(self, address, value, nbytes: int, act) -> None:
@@ -231,8 +236,11 @@ class Lanes:
             return
         self._log(lanes, flat, buffers, nbytes, writing=True)
         view = self.memory.view(_VIEW[nbytes])
-        view[self.lane_set[lanes], flat // nbytes if nbytes > 1 else flat] = value[lanes].astype(
-            _VIEW[nbytes])
+        index = flat // nbytes if nbytes > 1 else flat
+        if len(lanes) == len(address):
+            view[self.lane_set, index] = value.astype(_VIEW[nbytes])
+        else:
+            view[self.lane_set[lanes], index] = value[lanes].astype(_VIEW[nbytes])
 
     # --- the wave --------------------------------------------------------------------------------
     def branched(self, act, cond) -> None:
