@@ -149,17 +149,26 @@ class CompiledFunction:
         most_steps = 0  # no lane has executed more instructions than this
         executed = 0
         diverged, sets = False, len(input_sets)
+        # While every lane is alive and at one block (`together`: most steps of most runs),
+        # `pos` says where and `at` is not kept, until lanes part, end, may be out of fuel or
+        # die; every lane is active then (`everyone`, never written).
+        everyone = np.ones(lanes, dtype=bool)
+        together, pos = True, 0
         with np.errstate(all="ignore"):
             while alive:
-                pos = int(at.min())
-                act = at == pos
-                active = int(np.count_nonzero(act))
+                if together:
+                    act, active = everyone, lanes
+                else:
+                    pos = int(at.min())
+                    act = at == pos
+                    active = int(np.count_nonzero(act))
+                    together = active == lanes
                 compiled = self.blocks[pos]
                 # Lanes elsewhere may still need the values this block redefines, unless
                 # this is the first time it runs or every live lane is here.
                 unmasked = first[pos] or active == alive
                 if self.tracks_divergence and compiled.acyclic:
-                    X.rejoined(act, at != _DONE)
+                    X.rejoined(act, everyone if together else at != _DONE)
                 cond = compiled.run(
                     values, uniform_arrays, constants, act, came_from, unmasked, X, tid
                 )
@@ -168,7 +177,37 @@ class CompiledFunction:
                 executed += active * compiled.length
                 most_steps += compiled.length
                 targets = compiled.targets
-                if not targets:
+                if together:
+                    going = _DONE
+                    if len(targets) == 1:
+                        going = targets[0]
+                    elif targets:
+                        if self.tracks_divergence:
+                            X.branched(act, cond)
+                        taken = act & cond
+                        if taken.all():
+                            going = targets[0]
+                        elif not taken.any():
+                            going = targets[1]
+                        else:  # the lanes part
+                            fell = act & ~cond
+                            if not diverged:
+                                diverged = bool((np.bincount(lane_set[taken], minlength=sets)
+                                                 * np.bincount(lane_set[fell], minlength=sets)).any())
+                            at[taken] = targets[0]
+                            at[fell] = targets[1]
+                            going = None
+                    if targets:
+                        came_from.fill(compiled.number)
+                    else:
+                        alive = 0
+                    if going is not None and going != _DONE and most_steps <= fuel and not X.newly_dead:
+                        pos = going
+                        continue
+                    together = False
+                    if going is not None:
+                        at[:] = going
+                elif not targets:
                     at[act] = _DONE
                     alive -= active
                 elif len(targets) == 1:
