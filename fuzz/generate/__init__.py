@@ -10,7 +10,8 @@ shapes, dominators on integer graphs), `operations` (operands and per-opcode emi
 `address_shapes` (finding those shapes in a function), `optimizer_shapes` (what Mesa's
 optimizer rewrites), `exec_cmp_shapes`, `conversion_shapes` and `schedule_shapes` (what
 fuse-exec-cmp, reuse-conversion and pressure-schedule act on), `pressure_shapes` (what puts
-the register allocator and copy lowering under pressure), `program` (generate_program),
+the register allocator and copy lowering under pressure), `observe` (keeping the value a
+wrong rewrite would change observable), `program` (generate_program),
 `inputs` (generate_inputs), `cases` (program_seed, build_case: a campaign's
 program i of seed S; not re-exported here, since it builds `run --mesa` programs through
 fuzz.mesa.translatable, which draws from this package).
@@ -35,8 +36,13 @@ from fuzz.generate.program import generate_program
 # (pressure_shapes: rotating loop phis, join phis of immediates, values held across loops,
 # fragmented narrow values, CFGs of loops and ifs without an else); 8: the pressure group
 # reaches entry fix-ups and cycle breaks more often (groups of wide join phis, more held
-# narrow values, rotations of 3-4 phis at most loop headers, more loops in its CFGs)
-GENERATOR_VERSION = 8
+# narrow values, rotations of 3-4 phis at most loop headers, more loops in its CFGs); 9:
+# the shapes a wrong rewrite changes one value of keep it observable (observe.keep), on
+# ordinary floats where they are float shapes; float moves weigh 5 (were 3, the plain fadd
+# and fmul rows gave up 1 each); half the carried loop values are float accumulators;
+# sign-extending movs read by an add, ballots of constants numbered like a compare 3 in 4,
+# converted values whose last read is a phi's (Emitter.phi_offer)
+GENERATOR_VERSION = 9
 
 __all__ = [
     "ADDRESS_SHAPES",

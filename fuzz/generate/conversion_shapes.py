@@ -9,7 +9,9 @@ export), with a source that is
   conversion sits in, so the next iteration reads it: a back edge the pass must see);
 - a value already in the pools and offered again as the newest (read later in the block,
   in a later block, or by an out-of-SSA copy of a phi at the block's end: the pass must
-  decline).
+  decline);
+- fresh, and read only by a phi source at the end of the block (`Emitter.phi_offer`): its
+  last read is an out-of-SSA parallel copy, which the pass must count.
 
 Plugged in by `families.emitter_pairs` through `conversion_pairs`.
 """
@@ -53,18 +55,20 @@ def e_narrowing(em):
     if 16 not in em.sizes or not em.f.conversions:
         return None
     below = em.below
-    kind = below(3)
-    if kind == 0:
+    kind = below(4)
+    if kind in (0, 3):
         source = _fresh_source(em)
     else:
         source = em.value(32)
     modes = ("f2f", "f2u", "f2s", "u2f", "s2f") if em.f.floats else ("u2f", "s2f")
     h = em.emit(R["convert"], 16, [Operand(source.ref)], {"mode": modes[below(len(modes))]})
     pool = em.pools[32]
-    if kind == 0 and source in pool:
+    if kind in (0, 3) and source in pool:
         pool.remove(source)  # read nowhere else: it dies at the conversion
-    elif kind == 2:
+    if kind == 2:
         pool.append(source)  # the newest again: later readers and phis take it
+    elif kind == 3:
+        em.phi_offer = source  # or only by a phi copy at the block's end (Mesa FsatWithPhi)
     result = _read(em, h)
     if result is not None and em.f.exports and below(2):
         em.emit(R["export"], 0, [result], {"slot": below(8)})

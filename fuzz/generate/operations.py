@@ -21,6 +21,7 @@ from agxir.opcodes import OPCODES
 from agxir.opcodes.spec import ADDR, AT_MOST_DEST, FIMM8, SAME_AS_DEST, Opcode
 from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.features import Features
+from fuzz.generate.observe import keep
 
 SITES = 8  # store slots per thread in the output buffer
 SLOT_BYTES = 4
@@ -135,6 +136,13 @@ class Emitter:
         self.ins: list[Instruction] = []  # the current block's instructions
         self.use_imm = features.immediates
         self.use_mods = features.modifiers
+        # Export slots no other export may write (the program builder moves the others off
+        # them when it is done: fuzz.generate.observe), and the exports that own them.
+        self.marked_slots: set[int] = set()
+        self.marker_ins: set[int] = set()
+        # A value read by nothing but the next phi sources of its size at the end of the
+        # current block (an out-of-SSA copy is its last read; the program builder uses it).
+        self.phi_offer: Operand | None = None
 
     # --- values ------------------------------------------------------------------------------
     def emit(self, row: Opcode, size: int, srcs: list, attrs: dict, sat: bool = False):
@@ -362,13 +370,15 @@ class Emitter:
 
     def e_mov_chain(self):
         """`mov` (bitop x, #0 tt=0xa) chains: of a value, of a uniform, narrow-to-wide with
-        .abs, of an immediate (then read through .neg: Mesa 3a87d2cf); a mov of a buffer
-        uniform becomes a load base."""
+        .abs (or without, sign-extending, then read by a kept integer add),
+        of an immediate (then read through .neg: Mesa 3a87d2cf); a mov of a buffer uniform
+        becomes a load base."""
         below = self.below
         sizes = self.sizes
         size = self.any_size()
         r = below(4)
         src = None
+        sign_extended = False
         if r == 1 and self.f.uniforms:
             options = [u for s in sizes if s <= size for u in self.scalars[s]]
             if size == 64 and self.inputs and below(2):
@@ -380,11 +390,17 @@ class Emitter:
                 src = options[below(len(options))]
         elif r == 2 and size > sizes[0]:
             narrow = [s for s in sizes if s < size]
-            pool = self.pools[narrow[below(len(narrow))]]
+            width = narrow[below(len(narrow))]
+            pool = self.pools[width]
             if pool:
                 src = self.recent(pool)
                 if self.use_mods and below(4):
                     src = Operand(src.ref, True, False)
+                else:  # sign-extending, half the time a negative value (where it shows)
+                    sign_extended = True
+                    if below(2):
+                        src = self.emit(R["mov_imm"], width, [],
+                                        {"value": (1 << width) - 1 - below(256)})
         elif r == 3 and self.use_imm and below(2):
             src = self.imm8()  # a mov of an immediate: copyprop may inline it, never through .neg
         if src is None:
@@ -396,6 +412,11 @@ class Emitter:
         if of_immediate and self.use_mods and below(2):
             negated = Operand(src.ref, False, True)  # iadd's second source takes .neg
             return self.emit(R["iadd"], size, [self.value(size), negated], self.attrs(R["iadd"], size))
+        if sign_extended:
+            # An integer add that could read the narrow value with .abs if the mov had
+            # zero-extended it; kept, since a wrong copy changes just this sum.
+            keep(self, self.emit(R["iadd"], size, [src, self.value(size)], {"shift": 0}))
+            return None
         if self.f.floats and size != 64 and below(4) == 3:
             src = self.emit(R["fmov"], size, [src], {})  # fmov forward
         return self.consume(src) if below(3) else src
@@ -547,15 +568,32 @@ class Emitter:
 
     def e_store(self):
         """A store to this site's own slot: thread_id * SITES + site (4-byte slots)."""
-        below = self.below
         if self.output is None or self.sites_used >= SITES:
             return self.e_export() if self.f.exports else None
+        size = 16 if 16 in self.sizes and self.below(3) == 2 else 32
+        options = FORMATS if size == 32 else FORMATS[1:]
+        value = self.operand(((size,), None, True, 0))
+        return self.store(value, options[self.below(len(options))])
+
+    def store_whole(self, op: Operand) -> bool:
+        """Stores `op` (16 or 32 bits) in its whole width to the next site, if one is free.
+        The address arithmetic stays out of the pools: the newest values, which later
+        instructions and phi sources mostly read, remain the program's own."""
+        if self.output is None or self.sites_used >= SITES or op.ref.size == 64:
+            return False
+        pools = self.pools
+        lengths = [(pools[size], len(pools[size])) for size in (32, 64)]
+        self.store(op, FORMATS[0] if op.ref.size == 32 else FORMATS[1])
+        for pool, length in lengths:
+            del pool[length:]
+        return True
+
+    def store(self, value: Operand, fmt: tuple):
+        """`value` stored in format `fmt` (of FORMATS) to the next site (one must be free)."""
+        below = self.below
         site = self.sites_used
         self.sites_used += 1
-        size = 16 if 16 in self.sizes and below(3) == 2 else 32
-        value = self.operand(((size,), None, True, 0))
-        options = FORMATS if size == 32 else FORMATS[1:]
-        name, nbytes, log2 = options[below(len(options))]
+        name, nbytes, log2 = fmt
         base = Operand(self.output)
         tid = self.tid()
         r = below(4)
@@ -595,7 +633,7 @@ def base_pairs(features: Features) -> list:
         (row("signext"), f.conversions), (E.e_convert, 2 * f.conversions),
         (E.e_compare, 2 * f.compares), (row("icmpsel"), 2 * f.compares),
         (lambda self: self.e_compare(True), f.floats), (row("fcmpsel"), f.floats),
-        (row("fadd"), 2 * f.floats), (row("fmul"), 2 * f.floats), (row("ffma"), f.floats),
+        (row("fadd"), f.floats), (row("fmul"), f.floats), (row("ffma"), f.floats),
         (row("fmov"), f.floats),
         (E.e_amul, f.address_math), (E.e_aadd, f.address_math), (E.e_address, 2 * f.address_math),
         (row("u2u64"), f.address_math * f.values64), (row("i2i64"), f.address_math * f.values64),

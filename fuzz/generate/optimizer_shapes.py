@@ -7,15 +7,20 @@ values stay in the pools, so later instructions, phis and the exports read them:
 - `e_float_move`: fmov/convert f2f with modifiers read by float ops, float compares (with
   the reader's own modifiers: neg of neg, abs of neg) and fcmpsel payloads; fmov(.sat) of a
   float op at the same width (the fsat fusion), at twice its width (the inexact widening),
-  and with the producer offered again to phis and later readers (a second use).
+  and with the producer offered again to phis and later readers (a second use). The
+  copies read negated and the widened ops compute on ordinary floats (`ordinary_float`,
+  `float_constant`: a pool value is often an integer's bits, a float that is zero, tiny or
+  NaN, on which a wrong sign or rounding hardly shows), and their results are kept
+  (`observe.keep`).
 - `e_imm_source`: mov_imm of small, small negative, minifloat and wide values read by
-  iadd/imad (often through `.neg`), bitops and float ops.
+  iadd/imad (often through `.neg`, then half the time a small value, kept), bitops and
+  float ops.
 - `e_not_use`: `not` read by bitops, and bitops read by `not`.
 - `e_shift_add`: `bfi #0, x, #s` (a left shift) as the addend of iadd/imad, often negated.
 - `e_extension`: signext/u2u64/i2i64 read by integer ops (and by float ops: a near miss).
 - `e_ballot`: ballots of icmp/fcmp results (whose compare sometimes has a second use), of
-  other values and of constants, some numbered like a compare (`ballot #k` beside `%k`,
-  Mesa BallotConstant), and icmp_ballot/fcmp_ballot. Mostly in the entry block, where the
+  other values and of constants, most numbered like a compare (`ballot #k` beside `%k`,
+  Mesa BallotConstant; kept), and icmp_ballot/fcmp_ballot. Mostly in the entry block, where the
   wave has not diverged; one time in eight elsewhere, where the ballot is undefined for
   the input sets whose wave diverged and has not rejoined (oracles/interp/lanes.py).
 - `e_uadd_sat`: uadd_sat of full-width values and near-maximal constants, mostly with
@@ -27,6 +32,7 @@ from __future__ import annotations
 from agxir.ir import Operand
 from agxir.opcodes import OPCODES
 from agxir.opcodes.operands import float_to_bits, minifloat_value
+from fuzz.generate.observe import keep
 from fuzz.generate.operations import IMM0, immediate, plans
 
 R = OPCODES
@@ -37,6 +43,33 @@ _MINIFLOATS = (0x30, 0x20, 0xB0, 0x40, 0x7F, 0x38, 0x00, 0x80)
 def _float_value(em, size: int) -> Operand:
     plan = plans(R["fadd"], size, em.sizes)[0]
     return em.operand(((size,), None, plan[2], 0))
+
+
+def ordinary_float(em, size: int) -> Operand:
+    """A value holding an ordinary float (finite, mostly non-zero, with mantissa bits that
+    rounding to a narrower float loses): a float uniform, an integer converted to float,
+    or a constant. A pool value is often an integer's bits, which as a float is zero, a
+    denormal or a NaN (a ballot of every lane), where a dropped negation or a skipped
+    rounding shows in the sign of a zero at most, or not at all."""
+    below = em.below
+    r = below(4)
+    scalars = em.scalars[size]
+    if r == 0 and scalars:
+        return scalars[below(len(scalars))]
+    if r == 1 and em.f.conversions:  # differs per lane: the pool's newest integers
+        source = em.any_size() if size == 32 else 16
+        return em.emit(R["convert"], size, [em.value(source)], {"mode": ("u2f", "s2f")[below(2)]})
+    if r == 2:
+        return _float_value(em, size)
+    return float_constant(em, size)
+
+
+def float_constant(em, size: int) -> Operand:
+    """A float constant of random sign, an exponent within 2^-7..2^7 and random mantissa
+    bits: its sums and products with most floats need rounding."""
+    mantissa, bias = (10, 15) if size == 16 else (23, 127)
+    bits = (em.below(2) << (size - 1)) | ((bias - 7 + em.below(15)) << mantissa)
+    return em.emit(R["mov_imm"], size, [], {"value": bits | em.source.bits(mantissa)})
 
 
 def _modified(em, op: Operand, p: int = 2) -> Operand:
@@ -80,17 +113,21 @@ def _float_move(em):
     below = em.below
     alu = em.alu_sizes
     size = alu[below(len(alu))]
-    r = below(8)
-    if r <= 2:  # fmov with modifiers, read by a float op or compare, or a payload
-        t = em.emit(R["fmov"], size, [_modified(em, _float_value(em, size), 1)], {})
-        if r == 2:
+    r = below(10)
+    if r <= 3:  # fmov with modifiers, read by a float op or compare, or a payload
+        if r in (1, 2) and em.use_mods:  # read negated: neg of neg (Mesa 095415cd), abs of neg
+            x = ordinary_float(em, size)
+            t = em.emit(R["fmov"], size, [Operand(x.ref, below(3) == 0, True)], {})
+            keep(em, _float_reader(em, Operand(t.ref, below(3) == 0, True), size))
+            return None  # kept: the sign is all a wrong composition changes
+        x = ordinary_float(em, size) if below(2) else _float_value(em, size)
+        t = em.emit(R["fmov"], size, [_modified(em, x, 1)], {})
+        if r == 3:
             a, b = _float_value(em, size), _float_value(em, size)
             payloads = [t, em.value(size)] if below(2) else [em.value(size), t]
             return em.emit(R["fcmpsel"], size, [a, b, *payloads], em.attrs(R["fcmpsel"], size))
-        if r == 1 and em.use_mods:  # negated: neg of neg, or abs of neg
-            t = Operand(t.ref, below(3) == 0, True)
         return _float_reader(em, t, size)
-    if r == 3 and 16 in em.sizes:  # f16 -> f32 moves and converts into 32-bit readers
+    if r == 4 and 16 in em.sizes:  # f16 -> f32 moves and converts into 32-bit readers
         x = _float_value(em, 16)
         if below(2):
             t = em.emit(R["convert"], 32, [Operand(x.ref) if not x.is_immediate else em.value(16)],
@@ -98,15 +135,26 @@ def _float_move(em):
         else:
             t = em.emit(R["fmov"], 32, [_modified(em, x)], {})
         return _float_reader(em, t, 32)
-    # A float op read by fmov(.sat): at its width, or widened from 16 bits.
-    width = 16 if r == 4 and 16 in em.sizes else size
+    # A float op read by fmov(.sat): at its width, or widened from 16 bits (of ordinary
+    # floats, whose sum or product f16 must round: Mesa 3a0d1f83's inexact widening).
+    widened = r in (5, 6) and 16 in em.sizes
+    width = 16 if widened else size
     op = _FLOAT_OPS[below(3)]
     row = R[op]
-    srcs = [_float_value(em, width) for _ in row.srcs]
+    if widened:  # a constant that makes f16 round, saturated one time in three (a clamp
+        # to 0 or 1 would hide the rounding)
+        srcs = [float_constant(em, 16)] + [ordinary_float(em, 16) for _ in row.srcs[1:]]
+        sat = below(3) == 0
+    else:
+        srcs = [_float_value(em, width) for _ in row.srcs]
+        sat = below(3) != 0
     produced = em.emit(row, width, srcs, {})
-    out_size = 32 if r == 4 else width
-    moved = em.emit(R["fmov"], out_size, [produced], {}, sat=below(3) != 0)
-    if r >= 6:
+    out_size = 32 if widened else width
+    moved = em.emit(R["fmov"], out_size, [produced], {}, sat=sat)
+    if widened:
+        keep(em, moved)  # kept: only the rounding differs
+        return None
+    if r >= 8:
         em.pools[width].append(produced)  # newest again: phis and later readers take it
     return moved
 
@@ -134,15 +182,24 @@ def e_imm_source(em):
 def _imm_source(em):
     below = em.below
     size = em.any_size()
-    k = em.emit(R["mov_imm"], size, [], {"value": _imm_value(em, size)})
     r = below(5)
+    negated = r <= 1 and em.use_mods and below(2) == 0
+    # Read through .neg, a small constant half the time: not the neg family's value, so
+    # only the plain mov_imm may be inlined, and then with the negation (Mesa 3a87d2cf).
+    value = below(256) if negated and below(2) else _imm_value(em, size)
+    k = em.emit(R["mov_imm"], size, [], {"value": value})
     if r == 4 and size != 64 and em.f.floats:
         return em.emit(R["fadd"], size, [_modified(em, k), _float_value(em, size)], {})
-    use = Operand(k.ref, False, em.use_mods and below(2) == 0)
+    use = Operand(k.ref, False, negated)
     if r == 0:
-        return em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
-    if r == 1:
-        return em.emit(R["imad"], size, [em.value(size), em.value(size), use], {"shift": 0})
+        read = em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
+    elif r == 1:
+        read = em.emit(R["imad"], size, [em.value(size), em.value(size), use], {"shift": 0})
+    if r <= 1 and negated:
+        keep(em, read)  # kept: a dropped negation changes just this sum
+        return None
+    if r <= 1:
+        return read
     if r == 2:
         return em.emit(R["iadd"], size, [k, em.value(size)], {"shift": below(5)})
     return em.emit(R["bitop"], size, [em.value(size), k], {"tt": below(16)})
@@ -228,10 +285,12 @@ def _ballot(em):
             em.pools[t.ref.size].append(t)
             _observed(em, em.emit(R["iadd"], t.ref.size, [t, em.value(t.ref.size)], {"shift": 0}))
         return em.emit(ballot, 32, [t], {})
-    if r <= 5:  # a constant, numbered like a recent compare half the time
+    if r <= 5:  # a constant, numbered like a recent compare 3 times in 4 (then kept)
         numbered = [c for c in em.cmps if c.ref.name.isdigit() and int(c.ref.name) < 256]
-        k = int(em.recent(numbered).ref.name) if numbered and below(2) else below(256)
-        return em.emit(ballot, 32, [immediate(k)], {})
+        if numbered and below(4):
+            keep(em, em.emit(ballot, 32, [immediate(int(em.recent(numbered).ref.name))], {}))
+            return None
+        return em.emit(ballot, 32, [immediate(below(256))], {})
     if r == 6:  # a fused ballot as such
         row = R["fcmp_ballot"] if em.f.floats and below(2) else R["icmp_ballot"]
         srcs = [em.operand(plan) for plan in plans(row, 32, em.sizes)]
@@ -270,7 +329,7 @@ def _uadd_sat(em):
 def optimizer_pairs(f) -> list:
     """(emitter, weight) pairs for `families.emitter_pairs`."""
     return [
-        (e_float_move, 3 * f.floats), (e_imm_source, 2 * f.int_arith),
+        (e_float_move, 5 * f.floats), (e_imm_source, 2 * f.int_arith),
         (e_not_use, f.bit_ops), (e_shift_add, f.int_arith), (e_extension, f.conversions),
         (e_ballot, 3 * f.compares), (e_uadd_sat, f.int_arith),
     ]  # fmt: skip

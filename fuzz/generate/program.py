@@ -10,7 +10,10 @@ is finished, from what is available at the end of that predecessor.
 Control flow gets its meaning here: a loop's preheader computes a small bound (an immediate
 1..6, `uniform & 7` or `(thread_id & 3) + 1`) and a start (`#0`, a uniform, `uniform & 3`);
 the header's counter phi is incremented by the latch and compared (`ult`) against the bound,
-so every loop runs at most 9 times. An unstructured region threads a counter through phis;
+so every loop runs at most 9 times. Most loop-carried values are computed in the latch
+from their phi, half of the 16- and 32-bit ones as a float accumulator of ordinary floats
+(`fadd`/`ffma`), saturated beside (Mesa FsatWithPhi) with the phi kept
+(`observe.keep`). An unstructured region threads a counter through phis;
 each back edge is taken only while that counter is below a bound of 1..4, so its cycles end
 too. Two-way branches compare generated values, often in the fusable form
 `if_icmp t, #0 cond=ueq` on an icmp/fcmp result. A block's picks may leave a compare
@@ -49,7 +52,9 @@ from fuzz.generate.cfg_shapes import generate_cfg as _generate_cfg
 from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.exec_cmp_shapes import finish_block, loop_phi
 from fuzz.generate.features import Features
+from fuzz.generate.observe import keep
 from fuzz.generate.operations import IMM0, OUTPUT_BYTES, immediate, plans
+from fuzz.generate.optimizer_shapes import ordinary_float
 from fuzz.generate.phi_kinds import CARRIED, COUNTER, DATA, ENTRY, GUARD_COUNTER, ROTATED
 
 __all__ = ["generate_program", "INPUT_BUFFER_SIZES"]
@@ -69,6 +74,9 @@ _CARRY_ROWS = {
     32: ("iadd", "bitop", "imul", "fadd", "fmul", "imad", "ffma", "asr"),
     64: ("iadd", "bitop", "imul", "imad", "asr", "bfi"),
 }
+# A float accumulator adds: a product with its start (often zero or tiny: an integer's bits
+# as a float) would stay there.
+_FLOAT_CARRY_ROWS = ("fadd", "ffma")
 
 
 def generate_program(
@@ -174,8 +182,6 @@ class _Program(AddressEmitter):
         self.exec_pending = None
         self.exec_phis: dict[int, tuple[list[Operand], dict]] = {}
         self.markers: dict[int, tuple[int, Operand]] = {}
-        self.marked_slots: set[int] = set()
-        self.marker_ins: set[int] = set()
         self.exec_headers: dict[int, Instruction] = {}  # loop header -> its phi for the shape
         # pressure_shapes: id(phi) -> the phi whose value it takes on the back edge, and,
         # per loop header, its rotating groups; per loop exit, the values held across it.
@@ -201,9 +207,10 @@ class _Program(AddressEmitter):
         return Function(self.name, uniforms, self.blocks)
 
     def keep_marker_slots(self) -> None:
-        """Moves every other export off the slots of `tested_branch`'s side exports, so that
-        no later export (in a loop latch, the epilogue) overwrites what they show. Only slot
-        numbers change, so the choice stream means the same."""
+        """Moves every other export off the marked slots (`tested_branch`'s side exports and
+        those of `observe.keep`), so that no later export (in a loop latch, the epilogue)
+        overwrites what they show. Only slot numbers change, so the choice stream means the
+        same."""
         marked = self.marked_slots
         free = [slot for slot in range(8) if slot not in marked]
         if not marked or not free:
@@ -296,6 +303,7 @@ class _Program(AddressEmitter):
 
     def block(self, b: int) -> None:
         self.ins = self.blocks[b].instructions
+        self.phi_offer = None  # a value this block's picks leave to the phis at its end
         pools = self.pools
         region = self.shape.region_of[b]
         counted = region is not None and bool(region.back_edges)
@@ -391,6 +399,9 @@ class _Program(AddressEmitter):
                     phi.srcs[k] = pressure.entry_source(self, phi.dest.size)
                 else:
                     carried = self.phi_next.get(id(phi)) if kind == CARRIED else None
+                    offered = self.phi_offer
+                    if carried is None and offered is not None and offered.ref.size == phi.dest.size:
+                        carried, self.phi_offer = offered, None  # conversion_shapes' kind 3
                     phi.srcs[k] = carried or self.phi_source(phi.dest.size)
 
     def phi_source(self, size: int) -> Operand:
@@ -449,13 +460,25 @@ class _Program(AddressEmitter):
             if kind != CARRIED or not self.below(8):
                 continue
             size = phi.dest.size
-            rows = [name for name in _CARRY_ROWS[size] if self.allowed(name)] or ["iadd"]
-            row = R[rows[self.below(len(rows))]]
-            carried = self.phi_next[id(phi)] = self.generic(row, size, Operand(phi.dest))
-            if row.name in ("fadd", "fmul", "ffma") and self.f.modifiers and self.below(3) == 0:
+            accumulator = size != 64 and self.f.floats and self.below(2)
+            if accumulator:
+                # Half the time a float accumulator, of ordinary floats (an integer's bits
+                # as a float are mostly tiny and positive, which saturating leaves alone).
+                row = R[_FLOAT_CARRY_ROWS[self.below(2)]]
+                srcs = [Operand(phi.dest)] + [ordinary_float(self, size) for _ in row.srcs[1:]]
+                carried = self.emit(row, size, srcs, {})
+            else:
+                rows = [name for name in _CARRY_ROWS[size] if self.allowed(name)] or ["iadd"]
+                row = R[rows[self.below(len(rows))]]
+                carried = self.generic(row, size, Operand(phi.dest))
+            self.phi_next[id(phi)] = carried
+            float_row = row.name in ("fadd", "fmul", "ffma")
+            if float_row and self.f.modifiers and (accumulator or self.below(3) == 0):
                 # Mesa FsatWithPhi: the carried value also saturated; the back edge's phi
-                # reads it unsaturated.
+                # reads it unsaturated, and its value (the last iteration's, from the one
+                # before) is kept, so a saturation fused into the producer shows.
                 self.emit(R["fmov"], size, [carried], {}, sat=True)
+                keep(self, Operand(phi.dest))
 
     def allowed(self, name: str) -> bool:
         f = self.f

@@ -8,13 +8,17 @@ output buffer (`thread_id * SITES + site`, 4 bytes, race free like a store) befo
 store to it, with the stored value computed in between, and half the time reads it again
 after the store. A bottom-up scheduler prefers to place the first load last (its
 destination frees a register, the store only adds its sources), below the store, and the
-order is lower in pressure; only the memory edge keeps the load above the store.
+order is lower in pressure; only the memory edge keeps the load above the store. What the
+loads read is exported just below (the export ends the scheduling region there, so the
+load's value is live out of it) and kept (`observe.keep`): a load moved across the store
+reads the other value, and an output shows it.
 """
 
 from __future__ import annotations
 
 from agxir.ir import Operand
 from agxir.opcodes import OPCODES
+from fuzz.generate.observe import keep
 from fuzz.generate.operations import SITES, immediate
 
 R = OPCODES
@@ -33,8 +37,17 @@ def e_reload(em):
     old = em.emit(R["device_load"], 32, [base, index], dict(slot))
     value = em.emit(R["iadd"], 32, [earlier, em.imm8()], {"shift": 0})
     em.emit(R["device_store"], 0, [value, base, index], dict(slot))
+    reads = [old]
     if em.below(2):
-        em.emit(R["device_load"], 32, [base, index], dict(slot))
+        reads.append(em.emit(R["device_load"], 32, [base, index], dict(slot)))
+    # Below the store: an export between them would end the region and keep them apart.
+    if em.f.exports:
+        export_slot = em.below(8)
+        for read in reads:
+            em.emit(R["export"], 0, [read], {"slot": export_slot})
+            export_slot = (export_slot + 1) & 7
+    for read in reads:
+        keep(em, read)
     return old
 
 
