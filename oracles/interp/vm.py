@@ -260,12 +260,12 @@ class VMFunction:
         constants, temporaries 0. All but TID and U are the same for every run at a lane
         count (and the same start functions), so they are built once and copied. `shared`
         says `tid` and `uniforms` are the interpreters' shared set-up of some input sets
-        (`runner.stacked_lanes`: never written): the whole start is then kept for as long
-        as the same objects come."""
+        (`runner.stacked_lanes`: never written): once they come a second time, the whole
+        start is kept for as long as the same objects come."""
         key = (lanes, names_start, halves_start, id(tid), id(uniforms))
         entry = self._started.get(key) if shared else None
         # The entry holds tid and uniforms, so their ids are not reused while it lives.
-        if entry is not None and entry[0] is tid and entry[1] is uniforms:
+        if entry is not None and entry[0] is tid and entry[1] is uniforms and entry[2] is not None:
             return entry[2].copy()
         initial = self._initial.get(key[:3])
         if initial is None:
@@ -294,7 +294,10 @@ class VMFunction:
         if shared:
             if len(self._started) >= 2:  # a run's R may be large (a wave's 256 halves)
                 self._started.clear()
-            self._started[key] = (tid, uniforms, R.copy())
+            # Kept whole from the second run of these inputs on: most functions run them
+            # once, and copying a wave's R for nothing costs what keeping it saves.
+            again = entry is not None and entry[0] is tid and entry[1] is uniforms
+            self._started[key] = (tid, uniforms, R.copy() if again else None)
         return R
 
 
