@@ -374,7 +374,7 @@ def test_mutated_sources_are_refused_or_mean_what_python_means():
     sources = [s for group in emitted_sources() for s in group][:60]
     alphabet = list("abtx0123 ()[]=+-*&|^~<>,.'\n_") + ["C[0x1]", "act", "V['a']", "where("]
     accepted = 0
-    for k in range(600):
+    for k in range(800):
         source = sources[k % len(sources)]
         at = int(rng.integers(len(SSA_HEADER) + 1, len(source)))
         cut = int(rng.integers(0, 4))
