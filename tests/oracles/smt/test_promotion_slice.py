@@ -58,22 +58,23 @@ def generated_pairs():
 PAIRS = generated_pairs()
 
 
-def items(failures: list[str]) -> list[str]:
-    """What a verdict decides: which items fail, and every unknown in full. A refutation's
-    model (the thread, scalars and addresses shown, and so which undefined reasons it
-    happens to make true, or whether an access runs on one side or reads another address) is
-    whichever one z3 picks, and that depends on the order terms were made in the process."""
-    decided = []
+def verdicts(failures: list[str]) -> dict[str, str]:
+    """What a verdict decides, per item: "refuted" or "unknown". An item is an access (its
+    position and instruction), the added-undefined-behaviour query, or the failure's text. A
+    refutation's model (the thread, scalars and addresses shown, and so which undefined
+    reasons it happens to make true, or whether an access runs on one side or reads another
+    address) is whichever one z3 picks, and that depends on the order terms were made in the
+    process; so does whether a query at the edge of its resource budget is decided."""
+    decided = {}
     for failure in failures:
         access = re.match(r"access \d+ \(.*? in \w+\)", failure)
-        if "unknown" in failure:
-            decided.append(failure)
+        if access:
+            key = access.group(0)
         elif failure.startswith("AFTER undefined where BEFORE is not"):
-            decided.append("AFTER undefined where BEFORE is not")
-        elif access:
-            decided.append(access.group(0))
+            key = "AFTER undefined where BEFORE is not"
         else:
-            decided.append(failure)
+            key = failure
+        decided[key] = "unknown" if "unknown" in failure else "refuted"
     return decided
 
 
@@ -85,14 +86,31 @@ def test_the_pairs_cover_passes_and_failures():
 
 
 def test_the_default_path_decides_what_the_reference_decides():
+    """Sound against the reference, item by item: an item the reference refutes fails the
+    step on the default path too (refuted, or unknown, which is a failure as well: never a
+    green), and the default path refutes nothing the reference proves. Where the reference's
+    own query ran out of its budget ("unknown"), the default path's smaller query may decide
+    it: which queries sit at the edge of the budget depends on what the process asked z3
+    before (the test's order under xdist), so that is not compared."""
     failing = set()
+    differ = 0
     for label, before, after, threads in PAIRS:
-        reference = promotion_failures(before, after, timeout_ms=BUDGET_MS, threads=threads,
-                                       reference=True)
-        default = promotion_failures(before, after, timeout_ms=BUDGET_MS, threads=threads)
-        assert items(default) == items(reference), (label, reference, default)
-        if reference:
+        reference = verdicts(promotion_failures(before, after, timeout_ms=BUDGET_MS,
+                                                threads=threads, reference=True))
+        default = verdicts(promotion_failures(before, after, timeout_ms=BUDGET_MS,
+                                              threads=threads))
+        for item, kind in reference.items():
+            if kind == "refuted":
+                assert item in default, (label, item, reference, default)
+        for item, kind in default.items():
+            if kind == "refuted":
+                assert reference.get(item) in ("refuted", "unknown"), (label, item, reference,
+                                                                        default)
+        differ += reference != default
+        if "refuted" in reference.values():
             failing.add(label.split(":")[1])
+    # Almost always the two decide alike, unknowns included.
+    assert differ <= len(PAIRS) // 50, differ
     # Failures were compared, not only passes: every wrong variant broke the invariant on
     # some program, and no right pass did.
     assert failing == set(address_variants.RUNS), failing
