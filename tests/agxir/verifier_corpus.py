@@ -6,7 +6,6 @@ instructions dropped or duplicated, branches retargeted, uniforms undeclared."""
 
 from __future__ import annotations
 
-import argparse
 import random
 from functools import cache
 
@@ -22,32 +21,23 @@ from agxir.ir import (
 )
 from agxir.machine.opcodes import opcodes_for_level
 from fuzz.campaign import CampaignConfig
-from fuzz.commands.units import units_under_test
 from fuzz.generate.cases import build_case
+from tests.oracles.machine.pipeline_programs import default_pipelines, pipeline_steps
 
 
 @cache
 def functions(count: int = 11, seed: int = 3, per_level: int = 10) -> tuple:
     """Each generated program (SSA) and, of every level, up to `per_level` of its pipeline
     steps' results (spread over all the pipelines' steps)."""
-    no_flags = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
-    _, pipelines = units_under_test(no_flags)
+    pipelines = default_pipelines()
     config = CampaignConfig(seed=seed, pipelines=pipelines)
     found = []
     for index in range(count):
         fn, _inputs = build_case(seed, index, config)
         found.append(fn)
         steps: dict[str, list] = {}
-        for pipeline in pipelines:
-            current = fn
-            for step in pipeline:
-                work = clone_function(current)
-                try:
-                    step.run(work)
-                except Exception:  # declined (or a pass's own limits): the pipeline ends
-                    break
-                steps.setdefault(str(work.level), []).append(work)
-                current = work
+        for _step, _before, work in pipeline_steps(fn, pipelines):
+            steps.setdefault(str(work.level), []).append(work)
         for results in steps.values():
             stride = max(1, len(results) // per_level)
             found += results[::stride][:per_level]

@@ -9,7 +9,6 @@ programs compiles and, run by lanevm.run, gives what numpy gives on the same inp
 
 from __future__ import annotations
 
-import argparse
 import re
 from functools import cache
 from pathlib import Path
@@ -17,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agxir.ir import SSA, clone_function
+from agxir.ir import SSA
 from fuzz.campaign import CampaignConfig
-from fuzz.commands.units import units_under_test
 from fuzz.generate.cases import build_case
 from oracles.interp import lanevm
 from oracles.interp.runner import CompiledFunction
 from oracles.machine import wave as wave_module
 from tests.oracles.interp.lanevm_check import differences
+from tests.oracles.machine.pipeline_programs import default_pipelines, pipeline_steps
 
 SSA_HEADER = "def block(V, U, C, act, cf, unmasked, X, TID):"
 WAVE_HEADER = "def block(V, H, U, C, here, act, LB, X, TID):"
@@ -401,8 +400,7 @@ PROGRAMS = 16
 def emitted_sources() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(SSA block sources, wave unit sources), distinct, of generated programs and of what
     the default pipelines make of them at every level."""
-    no_flags = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
-    _, pipelines = units_under_test(no_flags)
+    pipelines = default_pipelines()
     config = CampaignConfig(seed=5, pipelines=pipelines)
     ssa: dict[str, None] = {}
     wave: dict[str, None] = {}
@@ -424,16 +422,8 @@ def emitted_sources() -> tuple[tuple[str, ...], tuple[str, ...]]:
         for index in range(PROGRAMS):
             fn, _ = build_case(5, index, config)
             seen(fn)
-            for pipeline in pipelines:
-                current = fn
-                for step in pipeline:
-                    work = clone_function(current)
-                    try:
-                        step.run(work)
-                    except Exception:  # declined: the pipeline ends there
-                        break
-                    seen(work)
-                    current = work
+            for _step, _before, work in pipeline_steps(fn, pipelines):
+                seen(work)
     finally:
         wave_module.compiled_block = original
     return tuple(ssa), tuple(wave)

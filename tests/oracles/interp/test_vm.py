@@ -13,7 +13,6 @@ programs come from the extension's compiler and from tests' reference compiler
 
 from __future__ import annotations
 
-import argparse
 import re
 from functools import cache
 from pathlib import Path
@@ -21,15 +20,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agxir.ir import SSA, clone_function
+from agxir.ir import SSA
 from agxir.text import ParseError, parse_function, print_function
 from fuzz.campaign import CampaignConfig
-from fuzz.commands.units import units_under_test
 from fuzz.generate.cases import build_case
 from oracles.inputs import random_input_sets
 from oracles.interp import CompiledFunction, vm
 from oracles.interp.vm import ACT, FIXED_ROWS, FLOW, HERE, TID, CompiledSource, VMFunction
 from tests.oracles.interp.reference_compile import compiled_by
+from tests.oracles.machine.pipeline_programs import default_pipelines, pipeline_steps
 
 VM_H = Path(vm.__file__).parent / "lanevm_src" / "vm.h"
 
@@ -212,8 +211,7 @@ FUELS = (3000, 40)  # the second runs most loops out of fuel
 def ssa_programs() -> tuple:
     """(fn, input sets) for generated programs and what the default pipelines' SSA steps
     make of them, distinct by text, up to PROGRAMS_WANTED."""
-    no_flags = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
-    _, pipelines = units_under_test(no_flags)
+    pipelines = default_pipelines()
     config = CampaignConfig(seed=11, pipelines=pipelines)
     found: dict[str, tuple] = {}
     index = 0
@@ -222,17 +220,10 @@ def ssa_programs() -> tuple:
         index += 1
         found.setdefault(print_function(fn), (fn, inputs[:3]))
         for pipeline in pipelines:
-            current = fn
-            for step in pipeline:
-                work = clone_function(current)
-                try:
-                    step.run(work)
-                except Exception:  # declined: the pipeline ends there
-                    break
+            for _step, _before, work in pipeline_steps(fn, [pipeline]):
                 if work.level != SSA:
                     break
                 found.setdefault(print_function(work), (work, inputs[:3]))
-                current = work
     return tuple(found.values())[:PROGRAMS_WANTED]
 
 

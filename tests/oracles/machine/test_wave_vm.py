@@ -7,7 +7,6 @@ tests' reference compiler (tests/oracles/interp/reference_compile.py)."""
 
 from __future__ import annotations
 
-import argparse
 from collections import defaultdict
 from functools import cache
 
@@ -16,12 +15,12 @@ import pytest
 from agxir.ir import SSA, clone_function
 from agxir.text import print_function
 from fuzz.campaign import CampaignConfig
-from fuzz.commands.units import units_under_test
 from fuzz.generate.cases import build_case
 from oracles.inputs import random_input_sets
 from oracles.machine import CompiledWave
 from tests.oracles.interp.reference_compile import compiled_by
 from tests.oracles.interp.test_vm import golden_programs
+from tests.oracles.machine.pipeline_programs import default_pipelines, pipeline_steps
 from tests.oracles.machine.test_wave_forwarding import CASES, ROUTES
 
 PROGRAMS_WANTED = 150  # per level
@@ -41,25 +40,16 @@ def compiler(request, monkeypatch):
 def wave_programs() -> dict[str, tuple]:
     """Level -> (fn, input sets) of the programs below SSA the default pipelines make of
     generated programs, distinct by text, up to PROGRAMS_WANTED of each level."""
-    no_flags = argparse.Namespace(passes=None, python_passes=None, pass_commands=None)
-    _, pipelines = units_under_test(no_flags)
+    pipelines = default_pipelines()
     config = CampaignConfig(seed=17, pipelines=pipelines)
     found: dict[str, dict] = defaultdict(dict)
     for index in range(MOST_GENERATED):
         if all(len(found[level]) >= PROGRAMS_WANTED for level in LEVELS):
             break
         fn, inputs = build_case(17, index, config)
-        for pipeline in pipelines:
-            current = fn
-            for step in pipeline:
-                work = clone_function(current)
-                try:
-                    step.run(work)
-                except Exception:  # declined: the pipeline ends there
-                    break
-                if work.level != SSA:
-                    found[str(work.level)].setdefault(print_function(work), (work, inputs[:3]))
-                current = work
+        for _step, _before, work in pipeline_steps(fn, pipelines):
+            if work.level != SSA:
+                found[str(work.level)].setdefault(print_function(work), (work, inputs[:3]))
     return {level: tuple(found[level].values())[:PROGRAMS_WANTED] for level in LEVELS}
 
 
