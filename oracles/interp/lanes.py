@@ -83,6 +83,7 @@ class Lanes:
         self.n_buffers = layout.n_buffers
         self.memory = layout.memory.copy()
         self.accesses: list = []
+        self.in_place: list = []  # accesses the lane VM made itself, logged lazily
         self.stored = np.zeros(max(self.n_buffers, 1), dtype=bool)
         # Slot by lane, so an export writes one contiguous row; `outputs`/`written` are
         # their lane-by-slot views.
@@ -156,12 +157,27 @@ class Lanes:
             self.stored[buffers] = True
         self.accesses.append((lanes, flat, buffers, nbytes, writing))
 
+    def accessed_in_place(self, buffer: int, address, act, nbytes: int, writing: bool) -> None:
+        """Logs an access the lane VM made itself (oracles/interp/lanevm_src/memory.c): every
+        active lane (`act` nonzero) inside `buffer`, as `_locate` would have found them.
+        `address` and `act` are kept (they must be the caller's copies) and turned into the
+        log's lanes and offsets only if the race check needs them."""
+        if writing:
+            self.stored[buffer] = True
+        self.in_place.append((buffer, address, act, nbytes, writing))
+
     def find_races(self) -> None:
         """Makes undefined every input set in which two threads touched one byte and at
         least one of them wrote it. Checked once, after the run, over all accesses: the
         answer does not depend on the order the accesses happened in."""
         if not self.stored.any():
             return
+        for buffer, address, act, nbytes, writing in self.in_place:
+            lanes = np.flatnonzero(act)
+            offset = (address[lanes] - np.uint64((buffer + 1) << 32)).view(np.int64)
+            self.accesses.append((lanes, offset + self.layout.start_list[buffer], buffer,
+                                  nbytes, writing))
+        self.in_place.clear()
         width = self.memory.shape[1]
         touched = []  # (lanes, flat, nbytes, writing) of accesses to buffers stored to
         for lanes, flat, buffers, nbytes, writing in self.accesses:

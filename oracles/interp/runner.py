@@ -23,6 +23,7 @@ from oracles.interp import vm
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.floats import HELPERS
 from oracles.interp.lanes import LaneLayout, Lanes
+from oracles.interp.outputs import PackedOutputs
 from oracles.memory_model import buffer_base
 from oracles.outcomes import Outcome, Returned
 
@@ -231,6 +232,8 @@ class CompiledFunction:
                     at[X.dead_sets[lane_set]] = _DONE
                     X.newly_dead = False
                     alive = int(np.count_nonzero(at != _DONE))
+        if self.vm is not None:
+            self.vm.hand_outputs(R, X)
         X.find_races()
         self.lane_instructions = executed
         # Whether lanes of one input set took different ways at some branch (a feature the
@@ -337,42 +340,25 @@ def _most_per_set(steps, X: Lanes) -> list[int]:
 def outcomes_of(X: Lanes, input_sets, buffers, slots: int, steps=None) -> list[Outcome]:
     """Each input set's outcome from the lanes' final state (shared with the wave
     interpreter): its fate if it ended early, else its memory and outputs (and `steps[s]`,
-    the most instructions a thread or the wave of set s executed)."""
-    rows = _output_rows(X, slots)
+    the most instructions a thread or the wave of set s executed). The outputs stay the
+    run's rows until read (`PackedOutputs`)."""
     outcomes: list[Outcome] = []
-    first_lane = 0
     # Every set's buffers are slices of one copy of the memory (bytes slices, not numpy's).
     image = X.memory.tobytes()
     width = X.memory.shape[1]
     places = [(uniform.name, int(X.starts[k]), uniform.buffer_bytes)
               for k, uniform in enumerate(buffers)]
-    for s, input_set in enumerate(input_sets):
-        lanes = slice(first_lane, first_lane + input_set.threads)
-        first_lane += input_set.threads
+    outputs = PackedOutputs.per_set(X.output_rows[:slots], X.written_rows[:slots],
+                                    [input_set.threads for input_set in input_sets])
+    for s in range(len(input_sets)):
         if X.fate[s] is not None:
             outcomes.append(X.fate[s])
             continue
         base = s * width
-        memory = {name: image[base + start : base + start + size] for name, start, size in places}
-        outcomes.append(Returned(memory, tuple(rows[lanes]),
-                                 int(steps[s]) if steps is not None else 0))
+        memory = {name: image[base + offset : base + offset + size]
+                  for name, offset, size in places}
+        outcomes.append(Returned(memory, outputs[s], int(steps[s]) if steps is not None else 0))
     return outcomes
-
-
-def _output_rows(X: Lanes, slots: int) -> list[tuple[int | None, ...]]:
-    """Every lane's outputs, None where unwritten: for all lanes at once, each input set
-    then takes its slice (one conversion instead of one per set)."""
-    if not slots:
-        return [()] * len(X.lane_set)
-    written = X.written_rows[:slots]
-    # Slot by slot as lists, zipped into each lane's tuple in C.
-    if written.all():
-        return list(zip(*X.output_rows[:slots].tolist()))
-    # Unwritten slots become None in C, not in a Python loop per thread and slot (a tenth
-    # of the default pipeline's checking time when done per element).
-    values = X.output_rows[:slots].astype(object)
-    values[~written] = None
-    return list(zip(*values.tolist()))
 
 
 _BLOCK_CACHE: dict[str, Callable] = {}

@@ -152,18 +152,34 @@ def _callback(method: str, dest: int, args: tuple) -> Callable:
     cost as much as the call."""
     kinds = tuple(kind for kind, _ in args)
     values = tuple(value for _, value in args)
+    # A load or a store is done in C where every active lane is inside one buffer (most
+    # are: lanevm_src/memory.c), else by `Lanes`, which also judges what is out of bounds.
     if method == "load" and kinds == ("row", "int", "bool") and dest >= 0:
         address, nbytes, act = values
 
         def load(R: np.ndarray, X) -> None:
-            R[dest] = X.load(R[address], nbytes, R[act] != 0)
+            layout = X.layout
+            buffer = _extension.access(R, address, act, dest, nbytes, False, X.memory,
+                                       layout.lane_set, layout.sizes, layout.starts,
+                                       layout.n_buffers)
+            if buffer < 0:
+                R[dest] = X.load(R[address], nbytes, R[act] != 0)
+            else:
+                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, False)
 
         return load
     if method == "store" and kinds == ("row", "row", "int", "bool"):
         address, value, nbytes, act = values
 
         def store(R: np.ndarray, X) -> None:
-            X.store(R[address], R[value], nbytes, R[act] != 0)
+            layout = X.layout
+            buffer = _extension.access(R, address, act, value, nbytes, True, X.memory,
+                                       layout.lane_set, layout.sizes, layout.starts,
+                                       layout.n_buffers)
+            if buffer < 0:
+                X.store(R[address], R[value], nbytes, R[act] != 0)
+            else:
+                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, True)
 
         return store
     if method == "export" and kinds == ("int", "row", "bool"):
@@ -204,7 +220,7 @@ class VMFunction:
     relocated into it, and the initial rows of a run."""
 
     def __init__(self, blocks: Sequence[CompiledSource]):
-        keys: dict[str, dict] = {"V": {}, "H": {}, "U": {}, "C": {}}
+        keys: dict[str, dict] = {"V": {}, "H": {}, "U": {}, "C": {}, "O": {}, "W": {}}
         for block in blocks:
             for kind, key in block.externals:
                 if kind in _FIXED:
@@ -216,10 +232,14 @@ class VMFunction:
         self.halves = list(keys["H"])
         self.uniforms = list(keys["U"])
         self.constants = list(keys["C"])
+        # The export slots the blocks write as rows (compile.c's O and W), in slot order.
+        for kind in ("O", "W"):
+            keys[kind] = dict.fromkeys(sorted(keys[kind]))
+        self.export_slots = list(keys["O"])
         self.row: dict[tuple, int] = {(kind, None): row for kind, row in _FIXED.items()}
         next_row = FIXED_ROWS
         self.first_row = {}
-        for kind in ("V", "H", "U", "C"):
+        for kind in ("V", "H", "U", "C", "O", "W"):
             self.first_row[kind] = next_row
             for key in keys[kind]:
                 self.row[(kind, key)] = next_row
@@ -301,6 +321,25 @@ class VMFunction:
         return R
 
 
+    def hand_outputs(self, R: np.ndarray, X) -> None:
+        """Hands the run's exports to the lanes' state `X` at its end: the blocks wrote each
+        export into the rows O[slot] (the value) and W[slot] (whether written) where the
+        numpy executor calls `X.export` (compile.c `export_in_rows`); this is what those
+        calls would have left in `X.output_rows` and `X.written_rows`."""
+        slots = self.export_slots
+        if not slots:
+            return
+        # No block of a VM function also exports by a call (`vm_function`), so nothing else
+        # wrote X's outputs, and an O row is 0 wherever its W row is.
+        o, w, count = self.first_row["O"], self.first_row["W"], len(slots)
+        if slots[-1] == count - 1:  # slots 0..n-1 (most functions)
+            X.output_rows[:count] = R[o : o + count]
+            np.not_equal(R[w : w + count], 0, out=X.written_rows[:count])
+        else:
+            X.output_rows[slots] = R[o : o + count]
+            X.written_rows[slots] = R[w : w + count] != 0
+
+
 class Rows:
     """The rows of R of one kind of storage ("V" names, "H" halves, "C" constants) looked
     up by key, as the numpy executor's mappings are: `rows[key]` is a view of its row. It
@@ -334,7 +373,11 @@ def vm_function(sources: Sequence[str]) -> VMFunction | None:
             break
         blocks.append(block)
     else:
-        function = VMFunction(blocks)
+        # Exports are written as rows and handed over at the end of a run (`hand_outputs`),
+        # so a function that also exported by a call would lose their order: numpy runs it.
+        in_rows = any(kind == "O" for block in blocks for kind, _ in block.externals)
+        by_call = any(method == "export" for block in blocks for method, _, _ in block.callbacks)
+        function = None if in_rows and by_call else VMFunction(blocks)
     if len(_FUNCTIONS) >= _FUNCTIONS_LIMIT:
         _FUNCTIONS.clear()
     _FUNCTIONS[key] = function

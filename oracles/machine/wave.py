@@ -485,6 +485,8 @@ class CompiledWave:
                 if X.newly_dead:
                     at[X.dead_sets] = _DONE
                     X.newly_dead = False
+        if self.vm is not None:
+            self.vm.hand_outputs(R, X)
         X.find_races()
         self.lane_instructions = executed
         self.set_steps = [int(n) for n in steps]

@@ -296,12 +296,13 @@ find_dying(codegen *g)
 }
 
 /* --- the Python result ------------------------------------------------------------------ */
-static const char *const EXT_KINDS[] = {"act", "here", "cf", "LB", "TID", "V", "U", "H", "C"};
+static const char *const EXT_KINDS[EXT_KIND_COUNT] = {"act", "here", "cf", "LB", "TID", "V", "U",
+                                                     "H", "C", "O", "W"};
 static const char *const METHOD_NAMES[] = {"load", "store", "export", "ballot", "undefined"};
 static const char *const ARG_KINDS[] = {"row", "bool", "int", "str"};
 static const char *const RESULT_KINDS[] = {"none", "bool", "row"};
 
-static PyObject *ext_kinds[9], *method_names[XM_COUNT], *arg_kinds[4], *result_kinds[3];
+static PyObject *ext_kinds[EXT_KIND_COUNT], *method_names[XM_COUNT], *arg_kinds[4], *result_kinds[3];
 
 static int
 intern_all(PyObject **objects, const char *const *names, int n)
@@ -326,7 +327,7 @@ externals_tuple(const lv_parser *ps)
     for (size_t i = 0; tuple != NULL && i < ps->n_exts; i++) {
         const lv_ext *e = &ps->exts[i];
         PyObject *key = e->kind == EXT_V || e->kind == EXT_U ? string_at(ps, e->str, e->len)
-                      : e->kind == EXT_H || e->kind == EXT_C ? PyLong_FromUnsignedLongLong(e->key)
+                      : e->kind >= EXT_H                     ? PyLong_FromUnsignedLongLong(e->key)
                                                              : Py_NewRef(Py_None);
         PyObject *pair = key ? PyTuple_Pack(2, ext_kinds[e->kind], key) : NULL;
         Py_XDECREF(key);
@@ -388,7 +389,7 @@ lanevm_compile(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "compile(source): source must be a str");
         return NULL;
     }
-    if (intern_all(ext_kinds, EXT_KINDS, 9) < 0 ||
+    if (intern_all(ext_kinds, EXT_KINDS, EXT_KIND_COUNT) < 0 ||
         intern_all(method_names, METHOD_NAMES, XM_COUNT) < 0 ||
         intern_all(arg_kinds, ARG_KINDS, 4) < 0 || intern_all(result_kinds, RESULT_KINDS, 3) < 0)
         return NULL;

@@ -1,4 +1,4 @@
-/* oracles.interp.lanevm, the module: its two functions (vm.h holds their contract) and
+/* oracles.interp.lanevm, the module: its functions (vm.h holds their contract) and
  * PyInit. setup.py builds it from this folder; oracles/interp/vm.py is its Python side.
  */
 #include "vm.h"
@@ -10,6 +10,11 @@ static PyMethodDef methods[] = {
     {"compile", (PyCFunction)(void (*)(void))lanevm_compile, METH_FASTCALL,
      "compile(source) -> (program, externals, callbacks, result, temps): a block's emitted "
      "numpy source as a lane-VM program; ValueError when the source is outside what it knows."},
+    {"access", (PyCFunction)(void (*)(void))lanevm_access, METH_FASTCALL,
+     "access(R, address, act, data, nbytes, store, memory, lane_set, sizes, starts, buffers) "
+     "-> int: a load into row data or a store of it, done in C when every active lane's "
+     "address is inside the buffer the first one names (returns its number), else -1 and "
+     "nothing done (memory.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -30,7 +30,10 @@ enum lv_type {
 };
 
 /* The kinds of external rows, in the order of their names in compile.c. */
-enum lv_ext_kind { EXT_ACT, EXT_HERE, EXT_CF, EXT_LB, EXT_TID, EXT_V, EXT_U, EXT_H, EXT_C };
+/* O and W are a run's outputs (one row per export slot: the value, whether written), which
+ * `X.export(slot, value, act)` writes in place of a call (stmt.c, oracles/interp/vm.py). */
+enum lv_ext_kind { EXT_ACT, EXT_HERE, EXT_CF, EXT_LB, EXT_TID, EXT_V, EXT_U, EXT_H, EXT_C, EXT_O,
+                   EXT_W, EXT_KIND_COUNT };
 
 enum lv_node_kind {
     NK_EXT,    /* a = external index */

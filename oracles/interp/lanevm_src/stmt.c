@@ -244,6 +244,29 @@ parse_commit(cursor *c, size_t *pos, src_line *line)
     return more;
 }
 
+/* `X.export(slot, value, act)` as two masked writes, O[slot] = where(act, value, O[slot])
+ * and W[slot] = where(act, 1, W[slot]), instead of a call: an export then costs the
+ * executor no stop, and the driver hands the O and W rows to the lanes' state once, at the
+ * end of the run (oracles/interp/vm.py `VMFunction.hand_outputs`), which is what
+ * `Lanes.export` does call by call. Only with the block's own `act` as the mask and a
+ * small slot, as the emitters write it; anything else stays a call. Returns 1 if taken. */
+static int
+export_in_rows(lv_parser *ps, int32_t call)
+{
+    const lv_node n = NODE(call);
+    if (n.op != XM_EXPORT)
+        return 0;
+    const int32_t slot = ps->args[n.a], value = ps->args[n.a + 1], mask = ps->args[n.a + 2];
+    if (NODE(mask).kind != NK_EXT || ps->exts[NODE(mask).a].kind != EXT_ACT ||
+        NODE(slot).imm < 0 || NODE(slot).imm >= 1 << 16)
+        return 0;
+    const uint64_t key = (uint64_t)NODE(slot).imm;
+    const int32_t one = lv_ext_node(ps, lv_external(ps, EXT_C, 0, 0, 1));
+    new_stmt(ps, ST_MERGE, lv_external(ps, EXT_O, 0, 0, key), value, mask);
+    new_stmt(ps, ST_MERGE, lv_external(ps, EXT_W, 0, 0, key), one, mask);
+    return 1;
+}
+
 /* `if cond.any(): X.method(...)` after the if. */
 static void
 parse_call_if(cursor *c)
@@ -310,7 +333,8 @@ parse_statement(cursor *c, size_t *pos, src_line *line)
         expect_end(c);
         if (NODE(call).kind != NK_XCALL)
             lv_fail(ps, "an expression statement other than a call of X");
-        new_stmt(ps, ST_CALL, -1, call, -1);
+        if (!export_in_rows(ps, call))
+            new_stmt(ps, ST_CALL, -1, call, -1);
     } else if (IS("LB") && ps->wave) {
         lv_advance(c);
         write_block_numbers(c);

@@ -2,7 +2,8 @@
 `lanevm.compile` and executed by `lanevm.run` over rows of one array R (the test's own
 relocation: block-local row k is row k of R), and executed by numpy through
 `runner.compiled_block`, on equal random inputs; `differences` lists where they disagree
-(storage rows, the returned value and its type, and every call made to X, in order).
+(storage rows, the returned value and its type, every call made to X, in order, and the
+export rows the VM writes in place of numpy's calls).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def _inputs(externals, rng, lanes):
             rows.append(np.arange(lanes, dtype=np.uint64))
         elif kind == "C":
             rows.append(np.full(lanes, key, dtype=np.uint64))
+        elif kind == "W":
+            rows.append((rng.random(lanes) < 0.5).astype(np.uint64))
         elif kind == "H":
             rows.append(random_row(rng, lanes) & np.uint64(0xFFFF))
         else:
@@ -134,7 +137,7 @@ def differences(source: str, seed: int = 0, lanes: int = 37, unmasked: bool = Fa
             cf = values.view(np.int64).copy()
         elif kind == "LB":
             LB = values.view(np.int64).copy()
-        else:
+        elif kind == "TID":
             TID = values.copy()
     np_lanes = RecordingLanes()
     block = compiled_block(source)
@@ -144,7 +147,29 @@ def differences(source: str, seed: int = 0, lanes: int = 37, unmasked: bool = Fa
         else:
             np_result = block(V, U, C, act, cf, unmasked, np_lanes, TID)
 
+    # An export the VM writes as rows (O[slot], W[slot]: compile.c) is a call of X on numpy:
+    # numpy's calls to those slots, replayed in order onto the same initial rows, must
+    # leave what the VM's rows hold, and are then no longer calls to compare.
     found = []
+    rows_of = {(kind, key): row for row, (kind, key) in enumerate(externals)}
+    expected = {key: initial[row].copy() for key, row in rows_of.items() if key[0] in "OW"}
+    in_rows = {key for kind, key in expected if kind == "O"}
+    kept = []
+    for call in np_lanes.calls:
+        if call[0] == "export" and call[1] in in_rows:
+            _, slot, value, mask = call
+            mask = np.asarray(mask).astype(bool)
+            expected[("O", slot)] = np.where(mask, np.asarray(value).astype(np.uint64),
+                                             expected[("O", slot)])
+            expected[("W", slot)] = np.where(mask, np.uint64(1), expected[("W", slot)])
+        else:
+            kept.append(call)
+    np_lanes.calls = kept
+    for key, want in expected.items():
+        if not np.array_equal(R[rows_of[key]], want):
+            found.append(f"{key[0]}[{key[1]}]: vm {R[rows_of[key]]} numpy {want}")
+    if any(call[0] == "export" and call[1] in in_rows for call in vm_lanes.calls):
+        found.append("an export slot written both as rows and by a call")
     if not _same(vm_result, np_result):
         found.append(f"result: vm {vm_result!r} numpy {np_result!r}")
     for row, (kind, key) in enumerate(externals):

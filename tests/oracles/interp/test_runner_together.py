@@ -77,6 +77,8 @@ def reference_run(compiled: CompiledFunction, input_sets, fuel: int):
                 at[X.dead_sets[lane_set]] = _DONE
                 X.newly_dead = False
                 alive = int(np.count_nonzero(at != _DONE))
+    if compiled.vm is not None:  # the VM writes exports as rows, handed over at the end
+        compiled.vm.hand_outputs(R, X)
     X.find_races()
     most = np.zeros(sets, dtype=np.int64)
     np.maximum.at(most, lane_set, steps)

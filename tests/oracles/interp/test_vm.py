@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -147,9 +148,13 @@ class RecordingLanes:
     """Stands for `Lanes`: records what each call was given (copies: a row argument is a
     view of R, valid only during the call), loads return address + 1."""
 
-    def __init__(self):
+    def __init__(self, lanes: int = 8):
         self.calls = []
         self.views = []  # whether each call's first argument was a view of R
+        # No buffer: the executor's in-place access (memory.c) declines every load.
+        self.layout = SimpleNamespace(lane_set=np.zeros(lanes, np.int64), n_buffers=0,
+                                      sizes=np.zeros(1, np.int64), starts=np.zeros(1, np.int64))
+        self.memory = np.zeros((1, 8), np.uint8)
 
     def load(self, address, nbytes, act):
         self.views.append(address.base is not None)
@@ -339,3 +344,15 @@ def test_call_sites_are_the_ops_the_executor_stops_at():
 
 
 _EMPTY_SSA_BLOCK = "def block(V, U, C, act, cf, unmasked, X, TID):\n    return None"
+
+
+def test_a_function_exporting_both_as_rows_and_by_calls_runs_by_numpy():
+    """Exports written as rows are handed to the lanes at the end of the run
+    (`VMFunction.hand_outputs`): beside an export by a call their order would be lost."""
+    header = "def block(V, U, C, act, cf, unmasked, X, TID):\n    a = V['a']\n"
+    as_rows = header + "    X.export(0, a, act)\n    return None"
+    by_call = header + "    t = a == C[0x1]\n    X.export(0, a, t)\n    return None"
+    assert ("O", 0) in vm.compiled(as_rows).externals
+    assert [c[0] for c in vm.compiled(by_call).callbacks] == ["export"]
+    assert vm.vm_function([as_rows]) is not None and vm.vm_function([by_call]) is not None
+    assert vm.vm_function([as_rows, by_call]) is None

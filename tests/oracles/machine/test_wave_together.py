@@ -84,6 +84,8 @@ def reference_run(compiled: CompiledWave, input_sets, fuel: int):
             if X.newly_dead:
                 at[X.dead_sets] = _DONE
                 X.newly_dead = False
+    if compiled.vm is not None:  # the VM writes exports as rows, handed over at the end
+        compiled.vm.hand_outputs(R, X)
     X.find_races()
     set_steps = [int(n) for n in steps]
     return outcomes_of(X, input_sets, buffers, compiled.output_slots, set_steps), set_steps, executed
