@@ -157,14 +157,16 @@ class Lanes:
             self.stored[buffers] = True
         self.accesses.append((lanes, flat, buffers, nbytes, writing))
 
-    def accessed_in_place(self, buffer: int, address, act, nbytes: int, writing: bool) -> None:
+    def accessed_in_place(self, buffer: int, address, act, nbytes: int, writing: bool,
+                          disjoint: bool = False) -> None:
         """Logs an access the lane VM made itself (oracles/interp/lanevm_src/memory.c): every
         active lane (`act` nonzero) inside `buffer`, as `_locate` would have found them.
         `address` and `act` are kept (they must be the caller's copies) and turned into the
-        log's lanes and offsets only if the race check needs them."""
+        log's lanes and offsets only if the race check needs them. `disjoint`: the VM saw
+        that no two of its lanes of one input set touch a common byte."""
         if writing:
             self.stored[buffer] = True
-        self.in_place.append((buffer, address, act, nbytes, writing))
+        self.in_place.append((buffer, address, act, nbytes, writing, disjoint))
 
     def find_races(self) -> None:
         """Makes undefined every input set in which two threads touched one byte and at
@@ -172,12 +174,17 @@ class Lanes:
         answer does not depend on the order the accesses happened in."""
         if not self.stored.any():
             return
-        for buffer, address, act, nbytes, writing in self.in_place:
+        # Only a buffer something was stored to can race.
+        in_place = [entry for entry in self.in_place if self.stored[entry[0]]]
+        self.in_place.clear()
+        if len(in_place) == 1 and in_place[0][5] and not any(
+                writing or self._touches_stored(buffers) for _, _, buffers, _, writing in self.accesses):
+            return  # the only access to a stored buffer, and the VM saw it disjoint
+        for buffer, address, act, nbytes, writing, _ in in_place:
             lanes = np.flatnonzero(act)
             offset = (address[lanes] - np.uint64((buffer + 1) << 32)).view(np.int64)
             self.accesses.append((lanes, offset + self.layout.start_list[buffer], buffer,
                                   nbytes, writing))
-        self.in_place.clear()
         width = self.memory.shape[1]
         touched = []  # (lanes, flat, nbytes, writing) of accesses to buffers stored to
         for lanes, flat, buffers, nbytes, writing in self.accesses:
@@ -215,6 +222,9 @@ class Lanes:
             s = int(set_of[starts[group]])
             if self.fate[s] is None or isinstance(self.fate[s], OutOfFuel):
                 self.fate[s] = Undefined(DATA_RACE, int(highest[group]))
+
+    def _touches_stored(self, buffers) -> bool:
+        return bool(self.stored[buffers]) if isinstance(buffers, int) else bool(self.stored[buffers].any())
 
     def _disjoint(self, touched, width: int) -> bool:
         """Whether no two of these accesses share a byte of one input set's memory: then

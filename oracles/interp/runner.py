@@ -155,6 +155,13 @@ class CompiledFunction:
         # die; every lane is active then (`everyone`, never written).
         everyone = np.ones(lanes, dtype=bool)
         together, pos = True, 0
+        # While together, on the VM: the blocks run without their wrapper (R's act row holds
+        # everyone from the first such block on: `act_row_everyone`), a branch asks C how
+        # many lanes take it instead of making the bool array, and the steps every lane
+        # takes are added to `steps` once, when the lanes part or end (`pending`).
+        vm_blocks = self.vm.blocks if self.vm is not None else None
+        act_row_everyone = False
+        pending = 0
         with np.errstate(all="ignore"):
             while alive:
                 if together:
@@ -170,11 +177,20 @@ class CompiledFunction:
                 unmasked = first[pos] or active == alive
                 if self.tracks_divergence and compiled.acyclic:
                     X.rejoined(act, everyone if together else at != _DONE)
-                cond = compiled.run(
-                    values, uniform_arrays, constants, act, came_from, unmasked, X, tid
-                )
+                taking = -1  # on the VM together: how many lanes take a two-way branch
+                if together and vm_blocks is not None:
+                    if not act_row_everyone:
+                        R[vm.ACT] = 1
+                        act_row_everyone = True
+                    cond, taking = vm_blocks[pos].run_counting(R, X, unmasked)
+                    pending += compiled.length
+                else:
+                    cond = compiled.run(
+                        values, uniform_arrays, constants, act, came_from, unmasked, X, tid
+                    )
+                    act_row_everyone = False
+                    np.add(steps, compiled.length, out=steps, where=act)
                 first[pos] = False
-                np.add(steps, compiled.length, out=steps, where=act)
                 executed += active * compiled.length
                 most_steps += compiled.length
                 targets = compiled.targets
@@ -182,7 +198,13 @@ class CompiledFunction:
                     going = _DONE
                     if len(targets) == 1:
                         going = targets[0]
+                    elif targets and taking == lanes:  # every lane takes it: no wave splits
+                        going = targets[0]
+                    elif targets and taking == 0:
+                        going = targets[1]
                     elif targets:
+                        if cond is None:  # lanes part (the VM counted them): the array now
+                            cond = vm_blocks[pos].condition(R)
                         if self.tracks_divergence:
                             X.branched(act, cond)
                         taken = act & cond
@@ -206,6 +228,9 @@ class CompiledFunction:
                         pos = going
                         continue
                     together = False
+                    if pending:
+                        steps += pending
+                        pending = 0
                     if going is not None:
                         at[:] = going
                 elif not targets:

@@ -144,6 +144,26 @@ class VMBlock:
         return None
 
 
+    def run_counting(self, R: np.ndarray, X, unmasked: bool) -> tuple:
+        """`run`, where the caller only needs to know how many lanes a bool result holds:
+        (None, that count); for any other result (its value, -1)."""
+        program, call_at, execute = self.program, self.call_at, _extension.run
+        pc = execute(program, R, 0, unmasked)
+        while pc >= 0:
+            call_at[pc](R, X)
+            pc = execute(program, R, pc + 1, unmasked)
+        kind = self.result_kind
+        if kind == "bool":
+            return None, _extension.count(R, self.result_row)
+        if kind == "row":
+            return R[self.result_row].copy(), -1
+        return None, -1
+
+    def condition(self, R: np.ndarray) -> np.ndarray:
+        """A bool result as `run` returns it, read after `run_counting`."""
+        return R[self.result_row] != 0
+
+
 def _callback(method: str, dest: int, args: tuple) -> Callable:
     """What performs one call: X's method with its arguments read from R (a "row" as a VIEW
     of R, valid only during the call: `Lanes` keeps none of its arguments, and X must copy
@@ -159,13 +179,14 @@ def _callback(method: str, dest: int, args: tuple) -> Callable:
 
         def load(R: np.ndarray, X) -> None:
             layout = X.layout
-            buffer = _extension.access(R, address, act, dest, nbytes, False, X.memory,
-                                       layout.lane_set, layout.sizes, layout.starts,
-                                       layout.n_buffers)
+            buffer, disjoint = _extension.access(R, address, act, dest, nbytes, False, X.memory,
+                                                 layout.lane_set, layout.sizes, layout.starts,
+                                                 layout.n_buffers)
             if buffer < 0:
                 R[dest] = X.load(R[address], nbytes, R[act] != 0)
             else:
-                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, False)
+                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, False,
+                                    disjoint)
 
         return load
     if method == "store" and kinds == ("row", "row", "int", "bool"):
@@ -173,13 +194,14 @@ def _callback(method: str, dest: int, args: tuple) -> Callable:
 
         def store(R: np.ndarray, X) -> None:
             layout = X.layout
-            buffer = _extension.access(R, address, act, value, nbytes, True, X.memory,
-                                       layout.lane_set, layout.sizes, layout.starts,
-                                       layout.n_buffers)
+            buffer, disjoint = _extension.access(R, address, act, value, nbytes, True, X.memory,
+                                                 layout.lane_set, layout.sizes, layout.starts,
+                                                 layout.n_buffers)
             if buffer < 0:
                 X.store(R[address], R[value], nbytes, R[act] != 0)
             else:
-                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, True)
+                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, True,
+                                    disjoint)
 
         return store
     if method == "export" and kinds == ("int", "row", "bool"):

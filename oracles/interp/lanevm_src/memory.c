@@ -75,7 +75,9 @@ write_word(uint8_t *at, uint64_t value, Py_ssize_t nbytes)
 }
 
 /* access(R, address, act, data, nbytes, store, memory, lane_set, sizes, starts, buffers)
- * -> int: rows address, act (nonzero: active) and data (a load's destination, a store's
+ * -> (buffer, disjoint): the buffer's number or -1, and whether the access's lanes of each
+ * input set, in lane order, touch bytes at increasing places none of which overlap (then
+ * no two of its threads share a byte: the race check may skip it when it is alone). Rows address, act (nonzero: active) and data (a load's destination, a store's
  * value) of R; memory the (sets x bytes) uint8 image; lane_set each lane's input set
  * (int64); sizes and starts each buffer's size and place in a set's image (int64);
  * buffers how many there are (sizes and starts may hold one more entry). */
@@ -118,6 +120,7 @@ lanevm_access(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     while (first < lanes && on[first] == 0)
         first++;
     long found = -1;
+    int disjoint = 1;  /* each set's active lanes' bytes in lane order, none overlapping */
     if (first == lanes || (nbytes != 1 && nbytes != 2 && nbytes != 4))
         goto answer;
     const uint64_t number = where[first] >> 32;
@@ -133,6 +136,8 @@ lanevm_access(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto answer;
     }
     uint8_t *image = memory.view.buf;
+    int64_t previous_set = -1;
+    Py_ssize_t previous_flat = 0;
     for (Py_ssize_t lane = 0; lane < lanes; lane++) {
         if (!on[lane]) {
             if (!store)
@@ -140,6 +145,10 @@ lanevm_access(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             continue;
         }
         const Py_ssize_t flat = (Py_ssize_t)(start + (int64_t)(where[lane] - low));
+        if (set_of[lane] == previous_set && flat < previous_flat + nbytes)
+            disjoint = 0;  /* (not increasing is not proof of a shared byte, only no proof) */
+        previous_set = set_of[lane];
+        previous_flat = flat;
         uint8_t *at = image + set_of[lane] * width + flat / nbytes * nbytes;
         if (store)
             write_word(at, value[lane], nbytes);
@@ -148,7 +157,7 @@ lanevm_access(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     found = (long)(number - 1);
 answer:
-    result = PyLong_FromLong(found);
+    result = Py_BuildValue("(lO)", found, found >= 0 && disjoint ? Py_True : Py_False);
 done:
     if (R.held)
         PyBuffer_Release(&R.view);

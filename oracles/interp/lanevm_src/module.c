@@ -10,10 +10,13 @@ static PyMethodDef methods[] = {
     {"compile", (PyCFunction)(void (*)(void))lanevm_compile, METH_FASTCALL,
      "compile(source) -> (program, externals, callbacks, result, temps): a block's emitted "
      "numpy source as a lane-VM program; ValueError when the source is outside what it knows."},
+    {"count", (PyCFunction)(void (*)(void))lanevm_count, METH_FASTCALL,
+     "count(R, row) -> int: how many lanes of row are nonzero."},
     {"access", (PyCFunction)(void (*)(void))lanevm_access, METH_FASTCALL,
      "access(R, address, act, data, nbytes, store, memory, lane_set, sizes, starts, buffers) "
-     "-> int: a load into row data or a store of it, done in C when every active lane's "
-     "address is inside the buffer the first one names (returns its number), else -1 and "
+     "-> (int, bool): a load into row data or a store of it, done in C when every active "
+     "lane's address is inside the buffer the first one names (returns its number and "
+     "whether each set's lanes touch disjoint bytes in lane order), else (-1, False) and "
      "nothing done (memory.c)."},
     {NULL, NULL, 0, NULL},
 };

@@ -329,3 +329,34 @@ done:
     release(&run);
     return stopped == -2 ? NULL : PyLong_FromSsize_t(stopped);
 }
+
+/* count(R, row) -> int: how many lanes of R's row are nonzero (a branch condition's taken
+ * lanes, without making the bool array numpy would). */
+PyObject *
+lanevm_count(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "count(R, row) takes 2 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    const Py_ssize_t row = PyLong_AsSsize_t(args[1]);
+    if (row == -1 && PyErr_Occurred())
+        return NULL;
+    run_args run = {0};
+    Py_ssize_t found = -1;
+    if (get_rows(args[0], &run) < 0)
+        goto done;
+    if (row < 0 || row >= run.n_rows) {
+        PyErr_Format(PyExc_IndexError, "count: row %zd is not a row of R (%zd rows)", row,
+                     run.n_rows);
+        goto done;
+    }
+    const uint64_t *lane = (const uint64_t *)run.rows.buf + row * run.lanes;
+    found = 0;
+    for (Py_ssize_t i = 0; i < run.lanes; i++)
+        found += lane[i] != 0;
+done:
+    release(&run);
+    return found < 0 ? NULL : PyLong_FromSsize_t(found);
+}

@@ -58,8 +58,10 @@ enum vm_opcode {
 
 /* run(program, R, pc, unmasked) -> int  (run.c) */
 PyObject *lanevm_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* count(R, row) -> int  (run.c) */
+PyObject *lanevm_count(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 /* access(R, address, act, data, nbytes, store, memory, lane_set, sizes, starts, buffers)
- * -> int  (memory.c) */
+ * -> (int, bool)  (memory.c) */
 PyObject *lanevm_access(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 /* compile(source) -> tuple  (compile.c) */
 PyObject *lanevm_compile(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

@@ -23,10 +23,10 @@ def _in_place(X: Lanes, address, act, data, nbytes: int, store: bool) -> tuple[i
     R = np.zeros((ROWS, len(address)), dtype=np.uint64)
     R[ADDRESS], R[ACT], R[DATA] = address, act, data
     layout = X.layout
-    buffer = access(R, ADDRESS, ACT, DATA, nbytes, store, X.memory, layout.lane_set,
-                    layout.sizes, layout.starts, layout.n_buffers)
+    buffer, disjoint = access(R, ADDRESS, ACT, DATA, nbytes, store, X.memory, layout.lane_set,
+                              layout.sizes, layout.starts, layout.n_buffers)
     if buffer >= 0:
-        X.accessed_in_place(buffer, R[ADDRESS].copy(), R[ACT] != 0, nbytes, store)
+        X.accessed_in_place(buffer, R[ADDRESS].copy(), R[ACT] != 0, nbytes, store, disjoint)
     return buffer, R[DATA]
 
 
@@ -123,3 +123,58 @@ def test_arguments_that_do_not_fit_are_refused():
     with pytest.raises(TypeError):
         access(R.astype(np.uint32), ADDRESS, ACT, DATA, 4, False, X.memory, layout.lane_set,
                layout.sizes, layout.starts, layout.n_buffers)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_disjoint_is_said_only_of_accesses_whose_threads_share_no_byte(seed):
+    rng = np.random.default_rng(seed)
+    X = _lanes()
+    lanes = len(X.lane_set)
+    nbytes = int(rng.choice([1, 2, 4]))
+    buffer = int(rng.integers(0, len(SIZES)))
+    if rng.integers(0, 2):  # thread-indexed, as most generated accesses are
+        offsets = (X.tid.astype(np.int64) * nbytes) % (SIZES[buffer] - nbytes + 1)
+    else:
+        offsets = rng.integers(0, SIZES[buffer] - nbytes + 1, lanes)
+    address = (buffer_base(buffer) + offsets).astype(np.uint64)
+    act = rng.random(lanes) < rng.choice([0.3, 1.1])
+    store = bool(rng.integers(0, 2))
+    found, disjoint = access(np.stack([address, act.astype(np.uint64),
+                                       np.zeros(lanes, np.uint64)]), ADDRESS, ACT, DATA, nbytes,
+                             store, X.memory, X.layout.lane_set, X.layout.sizes,
+                             X.layout.starts, X.layout.n_buffers)
+    assert found == (buffer if act.any() else -1)
+    shared = False
+    for s in range(X.n_sets):
+        cells = [offsets[lane] + k for lane in np.flatnonzero(act & (X.lane_set == s))
+                 for k in range(nbytes)]
+        shared |= len(cells) != len(set(cells))
+    assert not (disjoint and shared)
+    if found >= 0 and not shared and np.all(np.diff(offsets[act & (X.lane_set == 0)]) > 0):
+        assert disjoint or X.n_sets > 1  # lane order increasing in set 0 at least
+
+
+def test_one_disjoint_store_is_no_race_and_a_shared_word_is():
+    X = _lanes()
+    lanes = len(X.lane_set)
+    act = np.ones(lanes, dtype=bool)
+    tid = X.tid.astype(np.int64)
+    spread = (buffer_base(0) + (tid * 4) % 32).astype(np.uint64)  # 8 words: tid 8 is on 0's
+    buffer, disjoint = access(np.stack([spread, act.astype(np.uint64), spread]), ADDRESS, ACT,
+                              DATA, 4, True, X.memory, X.layout.lane_set, X.layout.sizes,
+                              X.layout.starts, X.layout.n_buffers)
+    assert buffer == 0 and not disjoint  # set 2 has 16 threads: tid 8 writes tid 0's word
+    ours, theirs = _lanes(), _lanes()
+    first_eight = act & (X.tid < 8)
+    assert _in_place(ours, spread, first_eight, spread, 4, True)[0] == 0
+    assert ours.in_place[0][5]  # said disjoint
+    theirs.store(spread, spread, 4, first_eight)
+    ours.find_races()
+    theirs.find_races()
+    assert ours.fate == theirs.fate == [None] * ours.n_sets
+    ours, theirs = _lanes(), _lanes()
+    assert _in_place(ours, spread, act, spread, 4, True)[0] == 0
+    theirs.store(spread, spread, 4, act)
+    ours.find_races()
+    theirs.find_races()
+    assert ours.fate == theirs.fate and ours.fate[2] is not None
