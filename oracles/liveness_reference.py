@@ -283,8 +283,15 @@ def reference_liveness(fn: Function) -> ReferenceLiveness:
         homes[b] |= bit.get(value, 0)
     live_out = [0] * len(blocks)
     through = list(read_first)
-    stack = [(p, reads & ~homes[b]) for b, reads in enumerate(read_first) for p in preds[b]]
-    stack.extend((block_ids[pred], one) for one, pred in phi_uses)
+    stack = []
+    for b, reads in enumerate(read_first):
+        leaving = reads & ~homes[b]
+        if leaving:
+            stack.extend((p, leaving) for p in preds[b])
+    edge_reads: dict[Block, int] = {}
+    for one, pred in phi_uses:
+        edge_reads[pred] = edge_reads.get(pred, 0) | one
+    stack.extend((block_ids[pred], reads) for pred, reads in edge_reads.items())
     while stack:
         p, arriving = stack.pop()
         arriving &= ~live_out[p]
