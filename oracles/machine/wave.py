@@ -420,14 +420,37 @@ class CompiledWave:
         # kept, nor masking by `here` done, until they part, end, or one may be out of fuel
         # or dead; the general steps below then take over from `at`.
         together, pos = last > 0, 0
+        # While together, on the VM: a unit is run without its wrapper, whose row writes
+        # are needed only after the general steps (R's here row holds everyone and its act
+        # row the act the last unit returned: `rows_hold_act`); the steps every wave takes
+        # are added once when the waves part or end (`pending_steps`), and each lane's
+        # active steps then too, in one product over the units' masks (`pending_masks`:
+        # the act before the first unit, then what each unit returned).
+        vm_units = self.vm.blocks if self.vm is not None else None
+        rows_hold_act = False
+        pending_steps = 0
+        pending_lengths: list[int] = []
+        pending_masks: list = []
+        set_starts = X.layout.set_starts
         with np.errstate(all="ignore"):
             while True:
                 if together:
                     compiled = self.blocks[pos]
-                    after = compiled.run(V, H, U, C, everywhere, act, LB, X, tid)
-                    np.add(active_steps, compiled.length, out=active_steps, where=act | after)
+                    if vm_units is not None:
+                        unit = vm_units[pos]
+                        if not rows_hold_act:
+                            R[vm.HERE] = 1
+                            R[vm.ACT] = act
+                        after = unit.run(R, X, True)
+                        rows_hold_act = unit.result_kind == "bool" and unit.result_row == vm.ACT
+                    else:
+                        after = compiled.run(V, H, U, C, everywhere, act, LB, X, tid)
+                    if not pending_masks:
+                        pending_masks.append(act)
+                    pending_masks.append(after)
+                    pending_lengths.append(compiled.length)
                     act = after
-                    steps += compiled.length
+                    pending_steps += compiled.length
                     executed += lanes * compiled.length
                     following = pos + 1
                     going = following if following < last else _DONE
@@ -436,7 +459,7 @@ class CompiledWave:
                         going = _DONE
                     elif compiled.branch is not None:
                         kind, target = compiled.branch
-                        any_active = np.bincount(lane_set, weights=after, minlength=waves) > 0
+                        any_active = np.logical_or.reduceat(after, set_starts)
                         taken = any_active if kind == "jmp_exec_any" else ~any_active
                         if taken.all():
                             going = target
@@ -447,6 +470,13 @@ class CompiledWave:
                         pos = going
                         continue
                     together = False
+                    rows_hold_act = False
+                    steps += pending_steps
+                    pending_steps = 0
+                    masks = np.array(pending_masks)
+                    active_steps += np.dot(pending_lengths, masks[:-1] | masks[1:])
+                    pending_lengths.clear()
+                    pending_masks.clear()
                     at[:] = going if parted is None else parted
                     here_waves = all_waves
                 else:
