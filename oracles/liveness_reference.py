@@ -124,13 +124,21 @@ class _PointSets(Mapping):
             b = owner.block_ids[block]
             values, points = owner.values, owner.points
             top, end = owner.bases[b] + owner.firsts[b], owner.bases[b] + len(block.instructions)
-            live = set(_members(points[end], values))
+            after = points[end]
+            live = set(_members(after, values))
             made = [frozenset(live)]
             for g in range(end - 1, top - 1, -1):
-                changed = points[g] ^ points[g + 1]
+                here = points[g]
+                changed = here ^ after
+                after = here
                 if changed:
-                    live.difference_update(_members(changed & points[g + 1], values))
-                    live.update(_members(changed & points[g], values))
+                    while changed:
+                        one = changed & -changed
+                        changed ^= one
+                        if one & here:
+                            live.add(values[one.bit_length() - 1])
+                        else:
+                            live.discard(values[one.bit_length() - 1])
                     made.append(frozenset(live))
                 else:
                     made.append(made[-1])
