@@ -426,22 +426,25 @@ def compare_liveness(
 
 def _agrees_everywhere(fn: Function, liveness: Any, ref: ReferenceLiveness,
                        live_before, live_after) -> bool:
-    """Whether every set `_first_difference` compares is equal: the analysis's sets turned
-    into masks over the reference's values, a sum of distinct bits (a value the reference
-    does not know, or anything that is no set of Values, says no and leaves the verdict to
-    `_first_difference`). The loops run inside map, not in Python."""
+    """Whether every set `_first_difference` compares is equal: the analysis's frozensets
+    turned into masks over the reference's values, each a sum of distinct bits. Anything
+    else says no and leaves the verdict to `_first_difference`: a value the reference does
+    not know, and any answer that is no frozenset (a list could hold a value twice, and
+    twice a bit is the next one). The loops run inside map, not in Python."""
     blocks = ref.blocks
     if list(dict.fromkeys(fn.blocks)) != blocks:
         return False
     masks = partial(map, ref.bit.__getitem__)
+    only_frozensets = {frozenset}
     try:
         for got, want in ((liveness.live_in, ref.in_masks), (liveness.live_out, ref.out_masks)):
-            if list(map(sum, map(masks, map(got.get, blocks, repeat(EMPTY))))) != want:
+            sets = list(map(got.get, blocks, repeat(EMPTY)))
+            if set(map(type, sets)) - only_frozensets or list(map(sum, map(masks, sets))) != want:
                 return False
         # Most instructions kill nothing: only the sets that are not empty are summed.
         instructions, kill_masks = ref.instructions, ref.kill_masks
         kills = list(map(liveness.kills.get, instructions, repeat(EMPTY)))
-        if (set(map(type, kills)) != {frozenset}
+        if (set(map(type, kills)) - only_frozensets
                 or list(map(bool, kills)) != list(map(bool, kill_masks))
                 or list(map(sum, map(masks, compress(kills, kills))))
                 != list(compress(kill_masks, kills))):
@@ -449,13 +452,15 @@ def _agrees_everywhere(fn: Function, liveness: Any, ref: ReferenceLiveness,
         points = ref.points
         if live_before is not None:
             firsts = [g for g in map(add, ref.bases, ref.firsts) if instructions[g] is not None]
-            befores = map(live_before, [instructions[g] for g in firsts])
-            if list(map(sum, map(masks, befores))) != [points[g] for g in firsts]:
+            sets = list(map(live_before, [instructions[g] for g in firsts]))
+            if (set(map(type, sets)) - only_frozensets
+                    or list(map(sum, map(masks, sets))) != [points[g] for g in firsts]):
                 return False
         if live_after is not None:
-            afters = map(live_after, compress(instructions, ref.after))
-            if list(map(sum, map(masks, afters))) != list(compress(islice(points, 1, None),
-                                                                   ref.after)):
+            sets = list(map(live_after, compress(instructions, ref.after)))
+            if (set(map(type, sets)) - only_frozensets
+                    or list(map(sum, map(masks, sets)))
+                    != list(compress(islice(points, 1, None), ref.after))):
                 return False
     except Exception:  # whatever it is, `_first_difference` meets it in the same order
         return False

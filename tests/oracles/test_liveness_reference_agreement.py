@@ -186,3 +186,22 @@ def test_compare_gives_the_same_verdict_and_message_right_and_broken(part):
                 assert old is None, text
     assert differing > 100
     assert reported == differing  # each wrong analysis is caught, by both alike
+
+
+def test_an_answer_that_is_no_frozenset_is_judged_as_the_set_it_stands_for():
+    """A list holding a value twice sums to twice the value's bit, the bit of the value
+    numbered after it: such an answer is judged as before, as the set it stands for."""
+    for fn in corpus():
+        ref, real = masks.reference_liveness(fn), outcome(Liveness, fn)
+        if isinstance(real, type):
+            continue
+        for ins in (ins for ins in fn.instructions() if not ins.is_phi):
+            live = real.live_after(ins)
+            if len(live) == 1 and ref.values.index(next(iter(live))) > 0:
+                below = ref.values[ref.values.index(next(iter(live))) - 1]
+                wrong = Broken(real, after={ins: [below, below]})
+                found = sets.compare_liveness(fn, wrong, sets.reference_liveness(fn))
+                assert found is not None and "live after" in found
+                assert masks.compare_liveness(fn, wrong, ref) == found
+                return
+    raise AssertionError("no point with one live value above another")
