@@ -5,11 +5,11 @@ passing v's definition. A phi's use of a source happens at the end of the incomi
 predecessor (on the edge), and a phi defines its destination at the entry of its block.
 
 This module does not iterate data-flow equations; it walks backwards from the uses. Across
-blocks, each value walks on its own: from each block where it is read before any write
-(or from the incoming block's end, for a phi's read) into the end of every predecessor,
-going on through a block that does not write it and stopping at one that does, and at the
-entry of the block whose phi defines it. Each (value, block) is walked once, over integer
-block ids. Within a block, the walks of every value go back one point at a time together,
+blocks, each value's walk goes from each block where it is read before any write (or from
+the incoming block's end, for a phi's read) into the end of every predecessor, on through a
+block that does not write it, stopping at one that does and at the entry of the block whose
+phi defines it. The walks leaving one block travel together as one mask over integer block
+ids, each bit stopping on its own, and each (value, block) is walked once. Within a block, the walks of every value go back one point at a time together,
 from what the block walks left live at its end: the set just before an instruction is the
 set just after it, less what it writes, plus what it reads (an instruction reads before it
 writes). The per-point sets then give live-in, live-out, kills and pressure directly. Work
