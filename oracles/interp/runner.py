@@ -19,7 +19,7 @@ import numpy as np
 from agxir.cfg import CFG
 from agxir.ir import Block, Function, Uniform
 from oracles.inputs import InputSet, check_inputs
-from oracles.interp import vm
+from oracles.interp import emit_cache, vm
 from oracles.interp.emit import NumpyEmitter
 from oracles.interp.floats import HELPERS
 from oracles.interp.lanes import LaneLayout, Lanes
@@ -67,10 +67,25 @@ class CompiledFunction:
         # Only a function with a ballot needs to know where its waves diverge and rejoin.
         self.tracks_divergence = any(ins.opcode.wave for ins in fn.instructions())
         cyclic = _blocks_on_cycles(self.order) if self.tracks_divergence else set()
+        # Each block is emitted with a table of its own constants, then they join the
+        # function's in first-use order; a block emitted before comes from the cache.
         emitter = NumpyEmitter()
-        sources = [self._emit_block(emitter, block, number) for block in self.order]
+        constants: dict[int, None] = {}
+        keys = (emit_cache.unit_keys([block.instructions for block in self.order],
+                                     [()] * len(self.order), number, self.escaping)
+                if emit_cache.enabled else [None] * len(self.order))
+        sources = []
+        for block, key in zip(self.order, keys, strict=True):
+            emitted = emit_cache.SSA_BLOCKS.get(key) if key is not None else None
+            if emitted is None:
+                emitter.constants = {}
+                emitted = (self._emit_block(emitter, block, number), tuple(emitter.constants))
+                if key is not None:
+                    emit_cache.SSA_BLOCKS.put(key, emitted)
+            emit_cache.merge_constants(constants, emitted[1])
+            sources.append(emitted[0])
         self.source = "\n\n".join(sources)
-        self.constants = list(emitter.constants)
+        self.constants = list(constants)
         self._constants_by_lanes: dict[int, dict[int, np.ndarray]] = {}
         self.vm = vm.vm_function(sources) if backend != "numpy" else None
         if backend == "vm" and self.vm is None:

@@ -35,7 +35,7 @@ import numpy as np
 from agxir.ir import Function, Register, Value, VirtualRegister
 from agxir.machine.opcodes import EXEC_UPDATES, WAVE_BRANCHES
 from oracles.inputs import InputSet
-from oracles.interp import vm
+from oracles.interp import emit_cache, vm
 from oracles.interp.emit import Const, NumpyEmitter
 from oracles.interp.lanes import Lanes
 from oracles.interp.runner import DEFAULT_FUEL, compiled_block, outcomes_of, stacked_lanes
@@ -310,11 +310,29 @@ class CompiledWave:
         emitter = WaveEmitter(forward)
         emitter.vreg_widths = {name: max(sizes) for name, sizes in widths.items() if len(sizes) > 1}
         unit_locals = _unit_locals([unit for _, unit, _ in segments], emitter.vreg_widths)
+        # Each unit is emitted with a table of its own constants, then they join the
+        # function's in first-use order; a unit emitted before comes from the cache.
+        if emit_cache.enabled:
+            prefixes = [(forward, position[block], first, tuple(sorted(unit_locals[k])) if forward else ())
+                        for k, (block, _, first) in enumerate(segments)]
+            keys = emit_cache.unit_keys([unit for _, unit, _ in segments], prefixes, position,
+                                        first_unit=first_unit, vreg_widths=emitter.vreg_widths)
+        else:
+            keys = [None] * len(segments)
+        constants: dict[int, None] = {}
         units = []
         for k, (block, instructions, first) in enumerate(segments):
-            emitter.unit_locals = unit_locals[k] if forward else frozenset()
-            units.append(self._emit_unit(emitter, instructions, position[block], first_unit, first))
-        sources = [source for source, _, _ in units]
+            unit = emit_cache.WAVE_UNITS.get(keys[k]) if keys[k] is not None else None
+            if unit is None:
+                emitter.unit_locals = unit_locals[k] if forward else frozenset()
+                emitter.constants = {}
+                unit = (*self._emit_unit(emitter, instructions, position[block], first_unit, first),
+                        tuple(emitter.constants))
+                if keys[k] is not None:
+                    emit_cache.WAVE_UNITS.put(keys[k], unit)
+            emit_cache.merge_constants(constants, unit[3])
+            units.append(unit)
+        self.sources = sources = [source for source, _, _, _ in units]
         self.vm = vm.vm_function(sources) if backend != "numpy" else None
         if backend == "vm" and self.vm is None:
             raise ValueError("the lane VM is not built or does not compile every unit")
@@ -323,9 +341,9 @@ class CompiledWave:
         runs = map(_vm_unit, self.vm.blocks) if self.vm is not None else map(compiled_block, sources)
         self.blocks: list[WaveBlock] = [
             WaveBlock(run, len(instructions), branch, stops)
-            for run, (_, instructions, _), (_, branch, stops) in zip(runs, segments, units, strict=True)
+            for run, (_, instructions, _), (_, branch, stops, _) in zip(runs, segments, units, strict=True)
         ]
-        self.constants = list(emitter.constants)
+        self.constants = list(constants)
 
     def _emit_unit(self, em: WaveEmitter, instructions, number: int, first_unit, first: bool):
         em.begin_block()
