@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agxir.cfg import CFG
-from agxir.ir import Block, Function, Uniform
+from agxir.ir import Block, Function, Uniform, Value
 from oracles.inputs import InputSet, check_inputs
 from oracles.interp import emit_cache, vm
 from oracles.interp.emit import NumpyEmitter
@@ -59,13 +59,8 @@ class CompiledFunction:
         self.order = list(cfg.rpo)
         position = {block: i for i, block in enumerate(self.order)}
         number = {block: i for i, block in enumerate(fn.blocks)}
-        self.value_names = [value.name for value in fn.values()]
-        self.output_slots = 1 + max(
-            (ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"), default=-1
-        )
-        self.escaping = _values_used_outside_their_block(fn)
         # Only a function with a ballot needs to know where its waves diverge and rejoin.
-        self.tracks_divergence = any(ins.opcode.wave for ins in fn.instructions())
+        self.value_names, self.output_slots, self.escaping, self.tracks_divergence = _walk(fn)
         cyclic = _blocks_on_cycles(self.order) if self.tracks_divergence else set()
         # Each block is emitted with a table of its own constants, then they join the
         # function's in first-use order; a block emitted before comes from the cache.
@@ -481,17 +476,37 @@ def _blocks_on_cycles(blocks: list[Block]) -> set[Block]:
     return on_cycles
 
 
-def _values_used_outside_their_block(fn: Function) -> set:
-    """Values some other block reads: only these need storing between blocks. A phi reads
-    its sources on entry to its block, from storage, even in a single-block loop."""
-    home = {ins.dest: block for block in fn.blocks for ins in block.instructions if ins.dest}
+def _walk(fn: Function) -> tuple[list[str], int, set, bool]:
+    """One walk over `fn`: the names of the values it defines in order, its output slots,
+    the values some other block reads (only these need storing between blocks; a phi reads
+    its sources on entry to its block, from storage, even in a single-block loop), and
+    whether it has an instruction that reads its wave (a ballot)."""
+    value_names = []
+    slots = 0
+    wave = False
+    home = {}  # destination -> its block
+    used_in = {}  # value read by no phi -> the first block reading it
     escaping = set()
     for block in fn.blocks:
         for ins in block.instructions:
-            for value in ins.uses():
-                if ins.is_phi or home.get(value) is not block:
+            row = ins.opcode
+            dest = ins.dest
+            if dest:
+                home[dest] = block
+                if isinstance(dest, Value):
+                    value_names.append(dest.name)
+            wave = wave or row.wave
+            if row.name == "export":
+                slots = max(slots, ins.attrs["slot"] + 1)
+            elif row.name == "phi":
+                escaping.update(ins.uses())
+                continue
+            for src in ins.srcs:
+                value = src.ref
+                if isinstance(value, Value) and used_in.setdefault(value, block) is not block:
                     escaping.add(value)
-    return escaping
+    escaping.update(value for value, block in used_in.items() if home.get(value) is not block)
+    return value_names, slots, escaping, wave
 
 
 def run(fn: Function, input_sets: Sequence[InputSet], fuel: int = DEFAULT_FUEL,

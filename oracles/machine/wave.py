@@ -278,22 +278,13 @@ class CompiledWave:
         self.lane_instructions = 0
         position = {block: i for i, block in enumerate(fn.blocks)}
         self._number = position  # block numbers in layout order, once (LB holds them)
-        # One walk over the instructions: V names, vreg access widths, export slots.
+        # One walk over the instructions: V names, vreg access widths, export slots, and
+        # the units of straight-line code. A wave branch ends a unit: what follows it in its
+        # block runs only when the wave falls through (Mesa's `jmp_exec_any; pop_exec` loop
+        # ends).
         names: set[str] = set()
         widths: dict[str, set[int]] = {}
         slots = 0
-        for ins in fn.instructions():
-            for ref in [s.ref for s in ins.srcs] + ins.defs():
-                if isinstance(ref, _NAMED):
-                    names.add(ref.name)
-                    if isinstance(ref, VirtualRegister):
-                        widths.setdefault(ref.name, set()).add(ref.size)
-            if ins.opcode.name == "export":
-                slots = max(slots, ins.attrs["slot"] + 1)
-        self.names = sorted(names)
-        self.output_slots = slots
-        # A wave branch ends a unit of straight-line code: what follows it in its block runs
-        # only when the wave falls through (Mesa's `jmp_exec_any; pop_exec` loop ends).
         segments: list[tuple[object, list, bool]] = []  # (block, instructions, first of block)
         first_unit: dict[object, int] = {}
         for block in fn.blocks:
@@ -302,11 +293,26 @@ class CompiledWave:
             first = True
             for ins in block.instructions:
                 current.append(ins)
-                if ins.name in WAVE_BRANCHES:
+                refs = [s.ref for s in ins.srcs]
+                if ins.dest is not None:
+                    refs.append(ins.dest)
+                elif ins.dests:
+                    refs += ins.dests
+                for ref in refs:
+                    if isinstance(ref, _NAMED):
+                        names.add(ref.name)
+                        if isinstance(ref, VirtualRegister):
+                            widths.setdefault(ref.name, set()).add(ref.size)
+                name = ins.opcode.name
+                if name == "export":
+                    slots = max(slots, ins.attrs["slot"] + 1)
+                elif name in WAVE_BRANCHES:
                     segments.append((block, current, first))
                     current, first = [], False
             if current or first:
                 segments.append((block, current, first))
+        self.names = sorted(names)
+        self.output_slots = slots
         emitter = WaveEmitter(forward)
         emitter.vreg_widths = {name: max(sizes) for name, sizes in widths.items() if len(sizes) > 1}
         unit_locals = _unit_locals([unit for _, unit, _ in segments], emitter.vreg_widths)

@@ -3,7 +3,8 @@ with the cache warm, a function's interpreter has the code, constants and blocks
 emission gives it, and runs to the same outcomes, on the SSA programs the default pipelines
 make of generated programs and on the goldens; blocks whose instructions print alike but
 whose emission reads something else differently (a phi's source numbering, whether a value
-is stored for other blocks, a source's width) are not confused; and a pipeline's steps hit."""
+is stored for other blocks, a source's width) are not confused; and a pipeline's steps hit.
+The constructor's one walk over the function gives what separate walks gave."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from functools import cache
 
 import pytest
 
-from agxir.ir import SSA
+from agxir.ir import SSA, Value
 from agxir.text import format_instruction, parse_function
 from fuzz.campaign import CampaignConfig
 from fuzz.generate.cases import build_case
@@ -178,3 +179,30 @@ def test_a_name_standing_for_two_values_is_emitted_afresh(cold_cache):
     add.srcs[0] = add.srcs[0].with_ref(twin)
     assert built(CompiledFunction(fn)) == built(fresh(fn))
     assert cold_cache.hits == cold_cache.misses == 0
+
+
+def _separate_walks(fn) -> tuple:
+    """The value names, output slots, values read outside their block and ballot flag, as
+    the constructor found them before it walked the function once."""
+    home = {ins.dest: block for block in fn.blocks for ins in block.instructions if ins.dest}
+    escaping = set()
+    for block in fn.blocks:
+        for ins in block.instructions:
+            for value in ins.uses():
+                if ins.is_phi or home.get(value) is not block:
+                    escaping.add(value)
+    slots = 1 + max((ins.attrs["slot"] for ins in fn.instructions() if ins.name == "export"),
+                    default=-1)
+    names = [ins.dest.name for ins in fn.instructions() if isinstance(ins.dest, Value)]
+    return names, slots, escaping, any(ins.opcode.wave for ins in fn.instructions())
+
+
+def test_one_walk_finds_what_separate_walks_found():
+    found = set()
+    for fn, _ in ssa_corpus():
+        compiled = CompiledFunction(fn)
+        walked = (compiled.value_names, compiled.output_slots, compiled.escaping,
+                  compiled.tracks_divergence)
+        assert walked == _separate_walks(fn)
+        found.add(compiled.tracks_divergence)
+    assert found == {True, False}

@@ -5,7 +5,8 @@ the exec, vreg and machine programs the default pipelines make of generated prog
 on the goldens; units whose instructions print alike but whose emission reads something
 else differently (a phi's source numbering, a wave branch's target unit, a virtual
 register's widest access, the names only the unit uses) are not confused; and a
-pipeline's steps hit."""
+pipeline's steps hit. The constructor's one walk over the function gives what separate
+walks gave."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from functools import cache
 
 import pytest
 
+from agxir.ir import Value, VirtualRegister
 from agxir.text import format_instruction, parse_function
 from oracles.inputs import InputSet, random_input_sets
 from oracles.interp import emit_cache
@@ -202,3 +204,33 @@ def test_units_that_print_alike_but_emit_differently_are_not_confused(pair, cold
     assert sources[0] != sources[1]
     assert sources[:2] == sources[2:]
     assert cold_cache.hits > 0
+
+
+def _separate_walks(fn) -> tuple:
+    """The V names, output slots and units' lengths, as the constructor found them before
+    it walked the function once."""
+    names, slots = set(), 0
+    for ins in fn.instructions():
+        for ref in [s.ref for s in ins.srcs] + ins.defs():
+            if isinstance(ref, Value | VirtualRegister):
+                names.add(ref.name)
+        if ins.opcode.name == "export":
+            slots = max(slots, ins.attrs["slot"] + 1)
+    lengths = []
+    for block in fn.blocks:
+        current, first = 0, True
+        for ins in block.instructions:
+            current += 1
+            if ins.name in ("jmp_exec_any", "jmp_exec_none"):
+                lengths.append(current)
+                current, first = 0, False
+        if current or first:
+            lengths.append(current)
+    return sorted(names), slots, lengths
+
+
+def test_one_walk_finds_what_separate_walks_found():
+    for fn, _ in wave_corpus():
+        compiled = CompiledWave(fn)
+        lengths = [block.length for block in compiled.blocks]
+        assert (compiled.names, compiled.output_slots, lengths) == _separate_walks(fn)
