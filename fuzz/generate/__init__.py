@@ -6,7 +6,9 @@ strategies in `fuzz.strategies` are thin wrappers around these.
 
 Modules: `choices` (ChoiceSource, Weighted), `features` (swarm flags), `cfg_shapes` (CFG
 shapes, dominators on integer graphs), `operations` (operands and per-opcode emitters),
-`addresses` (arrays, arrays of structs and the NIR-style address shapes; `address_heavy`),
+`copy_shapes` (what cmpsel fusion and copy propagation rewrite), `families` (the weighted
+opcode families), `addresses` (arrays, arrays of structs and the NIR-style address shapes;
+`address_heavy`),
 `address_shapes` (finding those shapes in a function), `optimizer_shapes` (what Mesa's
 optimizer rewrites), `exec_cmp_shapes`, `conversion_shapes` and `schedule_shapes` (what
 fuse-exec-cmp, reuse-conversion and pressure-schedule act on), `pressure_shapes` (what puts
@@ -41,8 +43,17 @@ from fuzz.generate.program import generate_program
 # ordinary floats where they are float shapes; float moves weigh 5 (were 3, the plain fadd
 # and fmul rows gave up 1 each); half the carried loop values are float accumulators;
 # sign-extending movs read by an add, ballots of constants numbered like a compare 3 in 4,
-# converted values whose last read is a phi's (Emitter.phi_offer)
-GENERATOR_VERSION = 9
+# converted values whose last read is a phi's (Emitter.phi_offer); 10: near misses of
+# cmpsel fusion that a wrong fusion changes (copy_shapes.e_cmpsel_fusion: 4 in 14, with two
+# payloads, kept); mov chains of 1-2 movs, 3 in 7 of a narrower value (zero-extended,
+# mostly an ordinary f16 read by a kept 32-bit float op, or sign-extended, read by a kept
+# add) and 2 in 7 of an immediate read through .neg by a kept add; fmovs into kept fcmpsel
+# payloads (2 in 10 of the float moves); shifts of 4 (half of them) fused into a kept add;
+# a wide 64-bit constant offered to a phi once a program, the phi kept
+# (optimizer_shapes.offer_wide_phi_source); reloads start a scheduling region (an export
+# above) and store a sum of two values, kept without the extra exports below; fused
+# ballots 2 in 9 of the ballots (were 1 in 8)
+GENERATOR_VERSION = 10
 
 __all__ = [
     "ADDRESS_SHAPES",

@@ -1,5 +1,6 @@
-"""Emitting instructions: operand choice from dominating values, and one emitter per opcode
-family, each producing only instructions the verifier accepts.
+"""Emitting instructions: operand choice from dominating values, and one emitter per plain
+opcode family, each producing only instructions the verifier accepts (the shape modules'
+emitters build on these; `families` weighs them all).
 
 `Emitter` owns the scoped pools of values available at the current point (per size; small
 bounded 32-bit values usable as indices; address values with their buffer, largest offset
@@ -21,7 +22,6 @@ from agxir.opcodes import OPCODES
 from agxir.opcodes.spec import ADDR, AT_MOST_DEST, FIMM8, SAME_AS_DEST, Opcode
 from fuzz.generate.choices import ChoiceSource
 from fuzz.generate.features import Features
-from fuzz.generate.observe import keep
 
 SITES = 8  # store slots per thread in the output buffer
 SLOT_BYTES = 4
@@ -350,98 +350,6 @@ class Emitter:
             return scalars[self.below(len(scalars))]
         return self.operand(((size,), "imm8", True, 0))
 
-    def e_cmpsel_fusion(self):
-        """icmp/fcmp t feeding icmpsel t, #0, x, y cond=ueq (rarely a near miss)."""
-        t = self.compare_result()
-        size = self.any_size()
-        x, y = self.payload(size), self.payload(size)
-        r = self.below(14)
-        # Near misses: some mean t == 0 too (seq #0, ult #1); ugt #0 and ult #0 do not, so
-        # a fusion that ignores the select's condition changes what they compute.
-        cond, b = (
-            ("ueq", IMM0)
-            if r < 9
-            else (
-                ("seq", IMM0), ("ueq", _IMM_OPS[1]), ("ult", _IMM_OPS[1]), ("ugt", IMM0),
-                ("ult", IMM0),
-            )[r - 9]
-        )
-        return self.emit(R["icmpsel"], size, [t, b, x, y], {"cond": cond})
-
-    def e_mov_chain(self):
-        """`mov` (bitop x, #0 tt=0xa) chains: of a value, of a uniform, narrow-to-wide with
-        .abs (or without, sign-extending, then read by a kept integer add),
-        of an immediate (then read through .neg: Mesa 3a87d2cf); a mov of a buffer uniform
-        becomes a load base."""
-        below = self.below
-        sizes = self.sizes
-        size = self.any_size()
-        r = below(4)
-        src = None
-        sign_extended = False
-        if r == 1 and self.f.uniforms:
-            options = [u for s in sizes if s <= size for u in self.scalars[s]]
-            if size == 64 and self.inputs and below(2):
-                buffer = self.inputs[below(len(self.inputs))]
-                op = self.emit(R["bitop"], 64, [Operand(buffer), IMM0], {"tt": 0xA})
-                self.addrs.append((op, buffer, 0, 1 << 16))
-                return op
-            if options:
-                src = options[below(len(options))]
-        elif r == 2 and size > sizes[0]:
-            narrow = [s for s in sizes if s < size]
-            width = narrow[below(len(narrow))]
-            pool = self.pools[width]
-            if pool:
-                src = self.recent(pool)
-                if self.use_mods and below(4):
-                    src = Operand(src.ref, True, False)
-                else:  # sign-extending, half the time a negative value (where it shows)
-                    sign_extended = True
-                    if below(2):
-                        src = self.emit(R["mov_imm"], width, [],
-                                        {"value": (1 << width) - 1 - below(256)})
-        elif r == 3 and self.use_imm and below(2):
-            src = self.imm8()  # a mov of an immediate: copyprop may inline it, never through .neg
-        if src is None:
-            src = self.value(size)
-        of_immediate = src.is_immediate
-        for _ in range(1 + below(3)):
-            tt = 0x5 if below(8) == 7 else 0xA  # now and then a `not`, for the not-fusion
-            src = self.emit(R["bitop"], size, [src, IMM0], {"tt": tt})
-        if of_immediate and self.use_mods and below(2):
-            negated = Operand(src.ref, False, True)  # iadd's second source takes .neg
-            return self.emit(R["iadd"], size, [self.value(size), negated], self.attrs(R["iadd"], size))
-        if sign_extended:
-            # An integer add that could read the narrow value with .abs if the mov had
-            # zero-extended it; kept, since a wrong copy changes just this sum.
-            keep(self, self.emit(R["iadd"], size, [src, self.value(size)], {"shift": 0}))
-            return None
-        if self.f.floats and size != 64 and below(4) == 3:
-            src = self.emit(R["fmov"], size, [src], {})  # fmov forward
-        return self.consume(src) if below(3) else src
-
-    def consume(self, op: Operand):
-        """Uses `op` at once as a source of another kind: float, compare, select payload,
-        integer or export (what copy propagation through movs must get right)."""
-        size = op.ref.size
-        r = self.below(5)
-        if r == 0 and size != 64 and self.f.floats:
-            return self.generic(R["fmul"] if self.below(2) else R["fadd"], size, op)
-        if r == 1 and self.f.compares:
-            compare = self.emit(R["icmp"], 32, [op, self.operand(plans(R["icmp"], 32, self.sizes)[1])],
-                                self.attrs(R["icmp"], 32))  # fmt: skip
-            self.cmps.append(compare)
-            return compare
-        if r == 2:
-            srcs = [self.compare_result(), IMM0, op, self.payload(size)]
-            if self.below(2):
-                srcs[2], srcs[3] = srcs[3], srcs[2]
-            return self.emit(R["icmpsel"], size, srcs, {"cond": "ueq"})
-        if r == 3 and self.f.exports:
-            return self.emit(R["export"], 0, [op], {"slot": self.below(8)})
-        return self.generic(R["iadd"], size, op)
-
     def e_convert(self):
         below = self.below
         modes = ("u2f", "s2f", "f2u", "f2s", "f2f")
@@ -613,32 +521,3 @@ class Emitter:
         if self.use_mods and below(2) and not index.is_immediate:
             index = Operand(index.ref, True, False)
         return self.emit(R["device_store"], 0, [value, base, index], {"fmt": name, "shift": shift})
-
-
-def base_pairs(features: Features) -> list:
-    """(emitter, weight) pairs of this module's opcode families; `fuzz.generate.families`
-    adds the shape modules' and `addresses` the array accesses."""
-    f = features
-    E = Emitter
-
-    def row(name):
-        opcode = R[name]
-        return lambda self: self.generic(opcode)
-
-    pairs = [
-        (row("iadd"), 6 * f.int_arith), (row("imad"), 2 * f.int_arith),
-        (row("imul"), 2 * f.int_arith), (E.e_mov_imm, 2 * f.int_arith),
-        (row("bitop"), 4 * f.bit_ops), (row("bfi"), f.bit_ops), (row("bfeil"), f.bit_ops),
-        (row("extr"), f.bit_ops), (row("asr"), f.bit_ops),
-        (row("signext"), f.conversions), (E.e_convert, 2 * f.conversions),
-        (E.e_compare, 2 * f.compares), (row("icmpsel"), 2 * f.compares),
-        (lambda self: self.e_compare(True), f.floats), (row("fcmpsel"), f.floats),
-        (row("fadd"), f.floats), (row("fmul"), f.floats), (row("ffma"), f.floats),
-        (row("fmov"), f.floats),
-        (E.e_amul, f.address_math), (E.e_aadd, f.address_math), (E.e_address, 2 * f.address_math),
-        (row("u2u64"), f.address_math * f.values64), (row("i2i64"), f.address_math * f.values64),
-        (E.e_load, 4 * f.loads), (E.e_store, f.stores), (E.e_export, f.exports),
-        (E.e_get_sr, 1),
-        (E.e_cmpsel_fusion, 4 * f.cmpsel_fusion), (E.e_mov_chain, 3 * f.mov_chains),
-    ]  # fmt: skip
-    return pairs

@@ -122,10 +122,11 @@ def _float_move(em):
             return None  # kept: the sign is all a wrong composition changes
         x = ordinary_float(em, size) if below(2) else _float_value(em, size)
         t = em.emit(R["fmov"], size, [_modified(em, x, 1)], {})
-        if r == 3:
+        if r in (0, 3):  # kept: a payload read without the fmov's modifiers changes just this
             a, b = _float_value(em, size), _float_value(em, size)
             payloads = [t, em.value(size)] if below(2) else [em.value(size), t]
-            return em.emit(R["fcmpsel"], size, [a, b, *payloads], em.attrs(R["fcmpsel"], size))
+            keep(em, em.emit(R["fcmpsel"], size, [a, b, *payloads], em.attrs(R["fcmpsel"], size)))
+            return None
         return _float_reader(em, t, size)
     if r == 4 and 16 in em.sizes:  # f16 -> f32 moves and converts into 32-bit readers
         x = _float_value(em, 16)
@@ -232,12 +233,17 @@ def e_shift_add(em):
 def _shift_add(em):
     below = em.below
     size = em.any_size()
-    s = 1 + below(4)
+    s = 4 if below(2) else 1 + below(3)  # 4: the largest, which a 2-bit field cannot hold
     shifted = em.emit(R["bfi"], size, [IMM0, em.value(size), immediate(s)], {"mask": 0})
     use = Operand(shifted.ref, False, below(2) == 0)
     if below(2):
-        return em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
-    return em.emit(R["imad"], size, [em.value(size), em.value(size), use], {"shift": 0})
+        added = em.emit(R["iadd"], size, [em.value(size), use], {"shift": 0})
+    else:
+        added = em.emit(R["imad"], size, [em.value(size), em.value(size), use], {"shift": 0})
+    if s == 4:
+        keep(em, added)  # kept: a shift packed wrongly changes just this sum
+        return None
+    return added
 
 
 def e_extension(em):
@@ -277,7 +283,7 @@ def e_ballot(em):
 
 def _ballot(em):
     below = em.below
-    r = below(8)
+    r = below(9)
     ballot = R["ballot"]
     if r <= 3:  # a ballot of a compare
         t = em.e_compare()
@@ -291,7 +297,7 @@ def _ballot(em):
             keep(em, em.emit(ballot, 32, [immediate(int(em.recent(numbered).ref.name))], {}))
             return None
         return em.emit(ballot, 32, [immediate(below(256))], {})
-    if r == 6:  # a fused ballot as such
+    if r in (6, 7):  # a fused ballot as such (rows a program rarely has otherwise)
         row = R["fcmp_ballot"] if em.f.floats and below(2) else R["icmp_ballot"]
         srcs = [em.operand(plan) for plan in plans(row, 32, em.sizes)]
         return em.emit(row, 32, srcs, em.attrs(row, 32))
@@ -324,6 +330,21 @@ def _uadd_sat(em):
     srcs = [Operand(s.ref, unsigned != 0 or i == below(2), False) if not s.is_immediate else s
             for i, s in enumerate(srcs)]
     return em.emit(R["uadd_sat"], size, srcs, {})
+
+
+def offer_wide_phi_source(em) -> None:
+    """At the end of a block, half the time, a 64-bit mov_imm with bits above its low 16,
+    offered (`Emitter.phi_offer`) to a 64-bit phi that takes its source from this block:
+    Mesa 5b50040c inlined such a constant into the phi as its low 16 bits. The program
+    builder keeps the phi (only exported: a store takes at most 32 bits). Once a program:
+    one such phi shows the bug, and each costs two instructions."""
+    if (em.wide_offers or em.phi_offer is not None or not em.f.exports
+            or not em.phi_waiting(64) or em.below(5)):
+        return
+    value = (1 << (16 + em.below(48))) | em.source.bits(16)
+    k = em.emit(R["mov_imm"], 64, [], {"value": value})
+    em.phi_offer = k
+    em.wide_offers.add(id(k.ref))
 
 
 def optimizer_pairs(f) -> list:

@@ -54,7 +54,7 @@ from fuzz.generate.exec_cmp_shapes import finish_block, loop_phi
 from fuzz.generate.features import Features
 from fuzz.generate.observe import keep
 from fuzz.generate.operations import IMM0, OUTPUT_BYTES, immediate, plans
-from fuzz.generate.optimizer_shapes import ordinary_float
+from fuzz.generate.optimizer_shapes import offer_wide_phi_source, ordinary_float
 from fuzz.generate.phi_kinds import CARRIED, COUNTER, DATA, ENTRY, GUARD_COUNTER, ROTATED
 
 __all__ = ["generate_program", "INPUT_BUFFER_SIZES"]
@@ -188,6 +188,10 @@ class _Program(AddressEmitter):
         self.rotates: dict[int, Instruction] = {}
         self.rotations: dict[int, list[list[Instruction]]] = {}
         self.held: dict[int, list[Operand]] = {}
+        # optimizer_shapes.offer_wide_phi_source: ids of the wide 64-bit constants it offered
+        # to phis (a phi reading one is kept); the block being filled.
+        self.wide_offers: set[int] = set()
+        self.at = 0
         self.create_phis()
         # Each block keeps adding instructions while a "continue" choice says so (0 stops),
         # so deleting one instruction's choices removes just that instruction: good for
@@ -302,6 +306,7 @@ class _Program(AddressEmitter):
                 stack.append((child, None))
 
     def block(self, b: int) -> None:
+        self.at = b
         self.ins = self.blocks[b].instructions
         self.phi_offer = None  # a value this block's picks leave to the phis at its end
         pools = self.pools
@@ -320,6 +325,8 @@ class _Program(AddressEmitter):
         for phi, kind in self.phis[b]:
             if kind == ENTRY:
                 pressure.observe(self, Operand(phi.dest))
+            elif kind in (DATA, CARRIED) and any(id(src.ref) in self.wide_offers for src in phi.srcs):
+                keep(self, Operand(phi.dest))  # optimizer_shapes.offer_wide_phi_source's phi
         held = self.held.pop(b, None)
         if held:
             pressure.release(self, held)
@@ -370,9 +377,22 @@ class _Program(AddressEmitter):
             self.epilogue()
         if counted:
             self.c_out[b] = self.c_in[b]
+        offer_wide_phi_source(self)
         self.tested = finish_block(self) if self.exec_pending is not None else None
         self.terminator(b, role)
         self.fill_phis(b)
+
+    def phi_waiting(self, size: int) -> bool:
+        """Whether a data or carried phi of `size` in a successor of the current block takes
+        its source from here (not a carried phi's back edge, which its latch computes)."""
+        b = self.at
+        for s in self.succs[b]:
+            state = self.loop_at.get(s)
+            back_edge = state is not None and state.loop.latch == b
+            for phi, kind in self.phis[s]:
+                if phi.dest.size == size and (kind == DATA or (kind == CARRIED and not back_edge)):
+                    return True
+        return False
 
     def joins_next(self, b: int) -> bool:
         """Whether `b` jumps to a join (a block with other predecessors): the end of an if

@@ -151,13 +151,14 @@ def _share(test) -> float:
 def test_each_shape_appears_with_its_value_kept():
     # seed 1's first 200 programs, generator 9: neg of neg 9.5%, negated small immediate
     # 4.5%, widened 4%, saturated into a kept phi 4%, reload 11.5%, sign-extended into a
-    # kept add 2% (generator 8: 1%, 0, 0.5%, 0, 0, 0.5%)
+    # kept add 2% (generator 8: 1%, 0, 0.5%, 0, 0, 0.5%; generator 10: 6.5%, 4.5%, 6%, 5%,
+    # 11.5%, 11%, whose mov chains are more often of a narrower value)
     assert _share(_neg_of_neg) >= 0.045
     assert _share(_negated_small_immediate) >= 0.02
     assert _share(_widened) >= 0.02
     assert _share(_saturated_into_a_kept_phi) >= 0.02
     assert _share(_reload) >= 0.055
-    assert _share(_sign_extended_into_a_kept_add) >= 0.01
+    assert _share(_sign_extended_into_a_kept_add) >= 0.05
 
 
 RIGHT = {
@@ -198,13 +199,13 @@ def _caught(name: str, where=None) -> int:
 def test_the_wrong_rewrites_of_these_shapes_are_caught():
     # the same 200 programs, generator 9: neg of neg 11, negated immediate 9, widening 4,
     # phi uses 3, memory order 12, narrow without abs 5, phi copy reads 2 (generator 8: 0,
-    # 0, 0, 0, 0, 0 and 1)
+    # 0, 0, 0, 0, 0 and 1; generator 10: 10, 8, 6, 7, 11, 17 and 1)
     assert _caught("fmov-prop-neg-neg") >= 5
     assert _caught("inline-imm-ignores-neg") >= 4
     assert _caught("fmov-rev-widening") >= 2
     assert _caught("fmov-rev-ignores-phi-uses") >= 2
     assert _caught("schedule-ignores-memory-order") >= 6
-    assert _caught("copyprop-narrow-without-abs") >= 2
+    assert _caught("copyprop-narrow-without-abs") >= 8
     # machine level (lower-cf, out-of-ssa, the pass, vreg-ra): checked only where a
     # converted value's last read is a phi's, the shape it needs
     assert _caught("reuse-misses-phi-copy-reads", _converted_source_last_read_by_a_phi) >= 1
