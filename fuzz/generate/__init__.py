@@ -47,8 +47,9 @@ from fuzz.generate.program import generate_program
 # cmpsel fusion that a wrong fusion changes (copy_shapes.e_cmpsel_fusion: 4 in 14, with two
 # payloads, kept); mov chains of 1-2 movs, 3 in 7 of a narrower value (zero-extended,
 # mostly an ordinary f16 read by a kept 32-bit float op, or sign-extended, read by a kept
-# add) and 2 in 7 of an immediate read through .neg by a kept add; fmovs into kept fcmpsel
-# payloads (2 in 10 of the float moves); shifts of 4 (half of them) fused into a kept add;
+# add) and 2 in 7 of an immediate (7 in 8 of them read through .neg by a kept add); fmovs
+# into kept fcmpsel payloads (2 in 10 of the float moves); shifts of 4 (half of them)
+# fused into a kept add;
 # a wide 64-bit constant offered to a phi once a program, the phi kept
 # (optimizer_shapes.offer_wide_phi_source); reloads start a scheduling region (an export
 # above) and store a sum of two values, kept without the extra exports below; fused

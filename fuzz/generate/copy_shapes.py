@@ -66,7 +66,7 @@ def _narrow_source(em, size: int):
         return None, None
     src = em.recent(pool)
     if em.use_mods and below(3):
-        if width == 16 and size == 32 and em.f.floats and below(4):
+        if width == 16 and size == 32 and em.f.floats and below(8):
             # an ordinary f16, whose zext is a 32-bit denormal: read by a float op, kept
             return Operand(ordinary_float(em, 16).ref, True, False), "float"
         return Operand(src.ref, True, False), "zero"
@@ -103,7 +103,7 @@ def e_mov_chain(em):
     for _ in range(1 + below(2)):
         tt = 0x5 if below(8) == 7 else 0xA  # now and then a `not`, for the not-fusion
         src = em.emit(R["bitop"], size, [src, IMM0], {"tt": tt})
-    if of_immediate and em.use_mods and below(4):
+    if of_immediate and em.use_mods and below(8):
         negated = Operand(src.ref, False, True)  # iadd's second source takes .neg
         keep(em, em.emit(R["iadd"], size, [em.value(size), negated], em.attrs(R["iadd"], size)))
         return None
