@@ -128,7 +128,9 @@ def test_repro_replays_a_finding_record(tmp_path):
 def test_findings_are_reduced_before_they_are_written(tmp_path):
     from agxir.text import parse_function
 
-    for flag, limit in (([], 8), (["--no-reduce"], None)):
+    # seed 4's first catch reduces to 9 instructions at generator 10 (at most 8 at 9); unreduced,
+    # generated programs are several times larger
+    for flag, limit in (([], 10), (["--no-reduce"], None)):
         out = tmp_path / ("reduced" if not flag else "raw")
         result = agxfuzz("run", "--pass", WRONG_CMPSEL, "--examples", "500", "--seed", "4",
                          "--jobs", "1", "--fail-fast", "--out", str(out), *flag)
@@ -138,4 +140,4 @@ def test_findings_are_reduced_before_they_are_written(tmp_path):
         if limit:
             assert max(sizes) <= limit
         else:
-            assert min(sizes) > 8
+            assert min(sizes) > 10
