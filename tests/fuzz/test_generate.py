@@ -170,8 +170,8 @@ def test_size_steers_the_instruction_count():
 
     # size 50 over 2000 programs: their counts spread with a standard deviation of about
     # 28, so 200 programs' mean is within about 2 of the generator's (10000 programs:
-    # 68.2 at generator 9, 69.0 at 10, whose new shapes each keep a value; seeds 0-199
-    # give 69.2 and 71.4), 2000 programs' within about 0.6 (68.7 and 69.7)
+    # 68.2 at generator 9, 69.2 at 10, whose new shapes each keep a value; seeds 0-199
+    # give 69.2 and 69.5), 2000 programs' within about 0.6 (68.7 and 69.8)
     small, medium, large = mean(10), mean(50, 2000), mean(200)
     assert small < medium < large
     assert 35 <= medium <= 70
