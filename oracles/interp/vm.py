@@ -128,14 +128,18 @@ class VMBlock:
         self.result_kind = result_kind
         self.result_row = result_row
 
-    def run(self, R: np.ndarray, X, unmasked: bool):
+    def execute(self, R: np.ndarray, X, unmasked: bool) -> None:
         """Executes the block over R: the C executor runs until a call, Python performs
-        it, the executor goes on after it. Returns what the block's `return` gives."""
+        it, the executor goes on after it."""
         program, call_at, execute = self.program, self.call_at, _extension.run
         pc = execute(program, R, 0, unmasked)
         while pc >= 0:
             call_at[pc](R, X)
             pc = execute(program, R, pc + 1, unmasked)
+
+    def run(self, R: np.ndarray, X, unmasked: bool):
+        """Executes the block; returns what the block's `return` gives."""
+        self.execute(R, X, unmasked)
         kind = self.result_kind
         if kind == "bool":
             return R[self.result_row] != 0
@@ -143,15 +147,10 @@ class VMBlock:
             return R[self.result_row].copy()
         return None
 
-
     def run_counting(self, R: np.ndarray, X, unmasked: bool) -> tuple:
         """`run`, where the caller only needs to know how many lanes a bool result holds:
         (None, that count); for any other result (its value, -1)."""
-        program, call_at, execute = self.program, self.call_at, _extension.run
-        pc = execute(program, R, 0, unmasked)
-        while pc >= 0:
-            call_at[pc](R, X)
-            pc = execute(program, R, pc + 1, unmasked)
+        self.execute(R, X, unmasked)
         kind = self.result_kind
         if kind == "bool":
             return None, _extension.count(R, self.result_row)
