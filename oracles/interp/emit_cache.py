@@ -154,6 +154,19 @@ def unit_keys(units: list[list[Instruction]], prefixes: list[tuple], number: dic
     return keys
 
 
+def emitted(cache: EmitCache, key: tuple | None, emitter, emit) -> tuple:
+    """(what `emit()` gives, the constants it used in first-use order) for the unit `key`
+    names: from `cache`, else by `emit` run with a fresh constant table on `emitter`, kept
+    under `key` (None: no key, emitted afresh and not kept)."""
+    entry = cache.get(key) if key is not None else None
+    if entry is None:
+        emitter.constants = {}
+        entry = (emit(), tuple(emitter.constants))
+        if key is not None:
+            cache.put(key, entry)
+    return entry
+
+
 def merge_constants(constants: dict[int, None], used: tuple[int, ...]) -> None:
     """Add a unit's constants (in the order it first used them) to the function's, as
     emitting the unit with the function's table would have."""

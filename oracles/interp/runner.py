@@ -71,14 +71,11 @@ class CompiledFunction:
                 if emit_cache.enabled else [None] * len(self.order))
         sources = []
         for block, key in zip(self.order, keys, strict=True):
-            emitted = emit_cache.SSA_BLOCKS.get(key) if key is not None else None
-            if emitted is None:
-                emitter.constants = {}
-                emitted = (self._emit_block(emitter, block, number), tuple(emitter.constants))
-                if key is not None:
-                    emit_cache.SSA_BLOCKS.put(key, emitted)
-            emit_cache.merge_constants(constants, emitted[1])
-            sources.append(emitted[0])
+            source, used = emit_cache.emitted(
+                emit_cache.SSA_BLOCKS, key, emitter,
+                lambda block=block: self._emit_block(emitter, block, number))
+            emit_cache.merge_constants(constants, used)
+            sources.append(source)
         self.source = "\n\n".join(sources)
         self.constants = list(constants)
         self._constants_by_lanes: dict[int, dict[int, np.ndarray]] = {}

@@ -163,6 +163,21 @@ class VMBlock:
         return R[self.result_row] != 0
 
 
+def _in_place(R: np.ndarray, X, address: int, act: int, data: int, nbytes: int,
+              store: bool) -> bool:
+    """A load into row `data` or a store of it done by the executor's C
+    (lanevm_src/memory.c) and logged for the race check, when every active lane is inside
+    the buffer the first one names; False, with nothing done, otherwise."""
+    layout = X.layout
+    buffer, disjoint = _extension.access(R, address, act, data, nbytes, store, X.memory,
+                                         layout.lane_set, layout.sizes, layout.starts,
+                                         layout.n_buffers)
+    if buffer < 0:
+        return False
+    X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, store, disjoint)
+    return True
+
+
 def _callback(method: str, dest: int, args: tuple) -> Callable:
     """What performs one call: X's method with its arguments read from R (a "row" as a VIEW
     of R, valid only during the call: `Lanes` keeps none of its arguments, and X must copy
@@ -172,35 +187,21 @@ def _callback(method: str, dest: int, args: tuple) -> Callable:
     kinds = tuple(kind for kind, _ in args)
     values = tuple(value for _, value in args)
     # A load or a store is done in C where every active lane is inside one buffer (most
-    # are: lanevm_src/memory.c), else by `Lanes`, which also judges what is out of bounds.
+    # are: `_in_place`), else by `Lanes`, which also judges what is out of bounds.
     if method == "load" and kinds == ("row", "int", "bool") and dest >= 0:
         address, nbytes, act = values
 
         def load(R: np.ndarray, X) -> None:
-            layout = X.layout
-            buffer, disjoint = _extension.access(R, address, act, dest, nbytes, False, X.memory,
-                                                 layout.lane_set, layout.sizes, layout.starts,
-                                                 layout.n_buffers)
-            if buffer < 0:
+            if not _in_place(R, X, address, act, dest, nbytes, False):
                 R[dest] = X.load(R[address], nbytes, R[act] != 0)
-            else:
-                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, False,
-                                    disjoint)
 
         return load
     if method == "store" and kinds == ("row", "row", "int", "bool"):
         address, value, nbytes, act = values
 
         def store(R: np.ndarray, X) -> None:
-            layout = X.layout
-            buffer, disjoint = _extension.access(R, address, act, value, nbytes, True, X.memory,
-                                                 layout.lane_set, layout.sizes, layout.starts,
-                                                 layout.n_buffers)
-            if buffer < 0:
+            if not _in_place(R, X, address, act, value, nbytes, True):
                 X.store(R[address], R[value], nbytes, R[act] != 0)
-            else:
-                X.accessed_in_place(buffer, R[address].copy(), R[act] != 0, nbytes, True,
-                                    disjoint)
 
         return store
     if method == "export" and kinds == ("int", "row", "bool"):
@@ -340,7 +341,6 @@ class VMFunction:
             again = entry is not None and entry[0] is tid and entry[1] is uniforms
             self._started[key] = (tid, uniforms, R.copy() if again else None)
         return R
-
 
     def hand_outputs(self, R: np.ndarray, X) -> None:
         """Hands the run's exports to the lanes' state `X` at its end: the blocks wrote each

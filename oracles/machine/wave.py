@@ -326,19 +326,16 @@ class CompiledWave:
         else:
             keys = [None] * len(segments)
         constants: dict[int, None] = {}
-        units = []
+        units = []  # (source, branch, stops) per unit
         for k, (block, instructions, first) in enumerate(segments):
-            unit = emit_cache.WAVE_UNITS.get(keys[k]) if keys[k] is not None else None
-            if unit is None:
-                emitter.unit_locals = unit_locals[k] if forward else frozenset()
-                emitter.constants = {}
-                unit = (*self._emit_unit(emitter, instructions, position[block], first_unit, first),
-                        tuple(emitter.constants))
-                if keys[k] is not None:
-                    emit_cache.WAVE_UNITS.put(keys[k], unit)
-            emit_cache.merge_constants(constants, unit[3])
+            emitter.unit_locals = unit_locals[k] if forward else frozenset()
+            unit, used = emit_cache.emitted(
+                emit_cache.WAVE_UNITS, keys[k], emitter,
+                lambda instructions=instructions, block=block, first=first: self._emit_unit(
+                    emitter, instructions, position[block], first_unit, first))
+            emit_cache.merge_constants(constants, used)
             units.append(unit)
-        self.sources = sources = [source for source, _, _, _ in units]
+        self.sources = sources = [source for source, _, _ in units]
         self.vm = vm.vm_function(sources) if backend != "numpy" else None
         if backend == "vm" and self.vm is None:
             raise ValueError("the lane VM is not built or does not compile every unit")
@@ -347,7 +344,7 @@ class CompiledWave:
         runs = map(_vm_unit, self.vm.blocks) if self.vm is not None else map(compiled_block, sources)
         self.blocks: list[WaveBlock] = [
             WaveBlock(run, len(instructions), branch, stops)
-            for run, (_, instructions, _), (_, branch, stops, _) in zip(runs, segments, units, strict=True)
+            for run, (_, instructions, _), (_, branch, stops) in zip(runs, segments, units, strict=True)
         ]
         self.constants = list(constants)
 
