@@ -59,12 +59,8 @@ class Memory:
         so that no sum wraps around."""
         wide = z3.ZeroExt(1, address)
         end = wide + z3.BitVecVal(nbytes, 65)
-        cases = []
-        for base, size in self.buffers:
-            if size < nbytes:
-                continue
-            base65 = z3.ZeroExt(1, _as_address(base))
-            cases.append(z3.And(z3.ULE(base65, wide), z3.ULE(end, base65 + size)))
+        cases = [z3.And(z3.ULE(start, wide), z3.ULE(end, stop))
+                 for start, stop in _bounds(self.buffers, nbytes)]
         return z3.Or(*cases) if cases else z3.BoolVal(False)
 
     def load(self, address: z3.BitVecRef, nbytes: int) -> z3.BitVecRef:
@@ -83,6 +79,30 @@ class Memory:
         base, size = self.buffers[number]
         base = _as_address(base)
         return [z3.Select(self.array, base + i) for i in range(size)]
+
+
+# (buffers, nbytes) -> each buffer's 65-bit start and end terms. z3 hash-conses terms, so
+# these are the very terms building them afresh gives (for int bases); an encoding asks for the same few
+# layouts at every access, and building them was a third of an access's cost.
+_BOUNDS: dict[tuple, list[tuple[z3.BitVecRef, z3.BitVecRef]]] = {}
+
+
+def _bounds(buffers, nbytes: int) -> list[tuple[z3.BitVecRef, z3.BitVecRef]]:
+    key = (buffers, nbytes)
+    cached = all(type(base) is int for base, _ in buffers)  # a term base: built afresh
+    found = _BOUNDS.get(key) if cached else None
+    if found is None:
+        found = []
+        for base, size in buffers:
+            if size < nbytes:
+                continue
+            base65 = z3.ZeroExt(1, _as_address(base))
+            found.append((base65, base65 + size))
+        if cached:
+            if len(_BOUNDS) >= 256:
+                _BOUNDS.clear()
+            _BOUNDS[key] = found
+    return found
 
 
 def _as_address(base: z3.BitVecRef | int) -> z3.BitVecRef:

@@ -21,12 +21,15 @@ Values computed in blocks off the path are junk, but everything observable (memo
 exports, undefined behaviour) is guarded by path conditions, so junk never leaks.
 
 Only one thread is modelled; cross-thread effects (data races) are the interpreter's.
+
+`InstructionMemo` (optional, `memo=`) keeps instruction encodings across functions, for
+callers that encode many similar ones (the promotion invariant: a step's BEFORE and AFTER).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
@@ -34,6 +37,7 @@ from agxir.cfg import CFG
 from agxir.ir import Block, Function, Immediate, Instruction, Uniform, Value
 from oracles.smt.bitvectors import Memory, function_memory, uniform_terms
 from oracles.smt.instruction import encode_instruction
+from agxir.text import format_instruction
 
 __all__ = [
     "EncodedFunction",
@@ -133,7 +137,9 @@ class _Encoder:
         thread_id: z3.BitVecRef,
         uniforms: Mapping[Uniform, z3.BitVecRef],
         memory: Memory,
+        memo: InstructionMemo | None = None,
     ):
+        self.memo = memo
         self.fn = fn
         self.cfg = CFG(fn)
         if self.cfg.back_edges:
@@ -172,7 +178,10 @@ class _Encoder:
             if ins.is_phi:
                 self.phi(block, ins)
                 continue
-            encoded = encode_instruction(ins, self.values, self.tid, self.memory)
+            if self.memo is None:
+                encoded = encode_instruction(ins, self.values, self.tid, self.memory)
+            else:
+                encoded = self.memo.encoded(ins, self.values, self.tid, self.memory)
             for reason, cond in encoded.reasons:
                 if z3.is_false(cond):
                     continue
@@ -244,6 +253,7 @@ def encode_function(
     thread_id: z3.BitVecRef | int | None = None,
     uniforms: Mapping[Uniform, z3.BitVecRef] | None = None,
     memory: Memory | None = None,
+    memo: InstructionMemo | None = None,
 ) -> EncodedFunction:
     """Encode loop-free `fn` for one thread (raises `NotLoopFree` otherwise).
 
@@ -261,7 +271,45 @@ def encode_function(
         uniforms = uniform_terms(fn)
     if memory is None:
         memory = function_memory(fn)
-    return _Encoder(fn, thread_id, uniforms, memory).run()
+    return _Encoder(fn, thread_id, uniforms, memory, memo).run()
+
+
+class InstructionMemo:
+    """Instruction encodings kept across functions: a step's AFTER is mostly its BEFORE,
+    and z3 terms are hash-consed, so an instruction whose text, attribute types, operand
+    terms, memory and thread id are those of one encoded before encodes to the same terms.
+    The key holds term ids; the entry holds the terms, so no id is reused while it lives."""
+
+    def __init__(self, limit: int = 20000):
+        self.limit = limit
+        self.entries: dict[tuple, tuple] = {}
+        self.hits = self.misses = 0
+
+    def key(self, ins: Instruction, values, tid, memory: Memory) -> tuple[tuple, list]:
+        """The memo's key for `ins` read over `values`, and the operand terms it names."""
+        terms = [values[src.ref] for src in ins.srcs if type(src.ref) is not Immediate]
+        key = (format_instruction(ins), tuple(type(v) for v in ins.attrs.values()),
+               tuple(term.get_id() for term in terms), memory.array.get_id(),
+               memory.buffers, tid.get_id())
+        return key, terms
+
+    def encoded(self, ins: Instruction, values, tid, memory: Memory):
+        """`encode_instruction(ins, values, tid, memory)`, from the memo when it has it."""
+        key, terms = self.key(ins, values, tid, memory)
+        entry = self.entries.get(key)
+        if entry is not None:
+            self.hits += 1
+            encoded, _, then_memory, _ = entry
+            if encoded.memory_after is then_memory:
+                # Stored nothing: the encoder tells that by identity with its own memory.
+                return replace(encoded, memory_after=memory)
+            return encoded
+        self.misses += 1
+        encoded = encode_instruction(ins, values, tid, memory)
+        if len(self.entries) >= self.limit:
+            self.entries.clear()
+        self.entries[key] = (encoded, terms, memory, tid)
+        return encoded
 
 
 # --- reading values back ------------------------------------------------------------------------
