@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -243,13 +244,13 @@ class VMFunction:
 
     def __init__(self, blocks: Sequence[CompiledSource]):
         keys: dict[str, dict] = {"V": {}, "H": {}, "U": {}, "C": {}, "O": {}, "W": {}}
-        for block in blocks:
-            for kind, key in block.externals:
-                if kind in _FIXED:
-                    continue
-                if kind not in keys:
-                    raise ValueError(f"lane VM external of unknown kind {kind!r}")
-                keys[kind].setdefault(key, None)
+        # Each external once, in first-seen order (as the blocks name them), then by kind.
+        for kind, key in dict.fromkeys(chain.from_iterable(block.externals for block in blocks)):
+            if kind in _FIXED:
+                continue
+            if kind not in keys:
+                raise ValueError(f"lane VM external of unknown kind {kind!r}")
+            keys[kind][key] = None
         self.names = list(keys["V"])
         self.halves = list(keys["H"])
         self.uniforms = list(keys["U"])
@@ -269,9 +270,47 @@ class VMFunction:
         self.rows_of = {kind: {key: self.row[(kind, key)] for key in keys[kind]} for kind in keys}
         self.temp_base = next_row
         self.rows = next_row + max((block.temps for block in blocks), default=0)
-        self.blocks = [self.relocate(block) for block in blocks]
+        self.blocks = self._relocated(blocks)
         self._initial: dict[tuple, np.ndarray] = {}  # by lanes and start functions
         self._started: dict[tuple, tuple] = {}  # and by the shared tid and uniforms
+
+    def _relocated(self, blocks: Sequence[CompiledSource]) -> list[VMBlock]:
+        """Every block as `relocate` gives it, the programs renumbered in one numpy
+        indexing over all of them (per block it was a third of building a function): each
+        block's local rows are a stretch of one lookup table, found by adding the block's
+        offset into it. The programs are views of one array, each a run of its rows."""
+        row_of = self.row.__getitem__
+        temp_base = self.temp_base
+        lookup: list[int] = []
+        offsets = []
+        for block in blocks:
+            offsets.append(len(lookup))
+            lookup += map(row_of, block.externals)
+            lookup += range(temp_base, temp_base + block.temps)
+            if not block.externals and not block.temps:
+                lookup.append(0)  # a block touching no row: its zero fields stay row 0
+        if not blocks:
+            return []
+        lengths = [len(block.program) for block in blocks]
+        program = np.concatenate([block.program for block in blocks])
+        local = program[:, 1:5] + np.repeat(np.array(offsets, dtype=np.int64), lengths)[:, None]
+        program[:, 1:5] = np.array(lookup, dtype=np.int64)[local]
+        relocated = []
+        start = 0
+        for block, offset, length in zip(blocks, offsets, lengths):
+            end = start + length
+            calls = [_callback(method, lookup[offset + dest] if dest >= 0 else -1,
+                               tuple((kind, lookup[offset + value]) if kind in ("row", "bool")
+                                     else (kind, value) for kind, value in args))
+                     for method, dest, args in block.callbacks] if block.callbacks else []
+            result = block.result
+            if result[0] == "none":
+                relocated.append(VMBlock(program[start:end], calls, "none", -1, block.call_sites))
+            else:
+                relocated.append(VMBlock(program[start:end], calls, result[0],
+                                         lookup[offset + result[1]], block.call_sites))
+            start = end
+        return relocated
 
     def relocate(self, block: CompiledSource) -> VMBlock:
         """The block's program with its local rows (0..E-1: externals[k], E..: temporaries)

@@ -106,6 +106,51 @@ def test_relocation_maps_calls_and_the_result():
     assert relocated.calls[0] is not None and relocated.calls[1] is not None
 
 
+def _closure(call) -> tuple:
+    """What a relocated call performs: its kind and the rows and constants it captured."""
+    def seen(value):
+        if isinstance(value, list):  # the generic call's readers: what each reads
+            return tuple(reader.__defaults__ for reader in value)
+        return value
+
+    cells = tuple(cell.cell_contents for cell in call.__closure__ or ())
+    return call.__name__, tuple(seen(c) for c in cells if not callable(c))
+
+
+def test_every_block_relocated_at_once_is_what_relocating_it_alone_gives(monkeypatch):
+    """`VMFunction` renumbers all its blocks in one indexing (`_relocated`); `relocate`,
+    one block at a time, is the reference: the same program, result row and calls, over
+    the functions of generated programs and every step the default pipelines make of
+    them, and the goldens, both levels."""
+    from oracles.machine.wave import CompiledWave
+
+    pipelines = default_pipelines()
+    config = CampaignConfig(seed=4, pipelines=pipelines)
+    functions = golden_programs(SSA) + golden_programs("machine")
+    for index in range(6):
+        fn, _ = build_case(4, index, config)
+        functions += [fn] + [after for _, _, after in pipeline_steps(fn, pipelines)]
+    texts = []
+    original = vm.vm_function
+    monkeypatch.setattr(vm, "vm_function", lambda sources: texts.append(sources) or original(sources))
+    for fn in functions:
+        CompiledFunction(fn) if fn.level == SSA else CompiledWave(fn)
+    checked = 0
+    for sources in texts:
+        sources = [vm.compiled(text) for text in sources]
+        if None in sources:
+            continue
+        layout = VMFunction(sources)
+        for bulk, source in zip(layout.blocks, sources, strict=True):
+            alone = layout.relocate(source)
+            assert bulk.program.tolist() == alone.program.tolist()
+            assert (bulk.result_kind, bulk.result_row) == (alone.result_kind, alone.result_row)
+            assert [_closure(c) for c in bulk.calls] == [_closure(c) for c in alone.calls]
+            assert sorted(bulk.call_at) == sorted(alone.call_at)
+            checked += 1
+    assert checked > 500
+
+
 def test_a_block_touching_no_row_relocates():
     layout = VMFunction([_block(_program(), [], temps=0)])
     assert layout.rows == FIXED_ROWS
