@@ -27,11 +27,20 @@ from agxir.opcodes.spec import (
     IMM8,
     IMM16,
     SAME_AS_DEST,
-    Attr,
     Opcode,
     Src,
 )
 from agxir.verifier_shapes import ValidShapes, in_function_sound, shape_key
+from agxir.verifier_wording import (
+    block_list,
+    describe,
+    legal,
+    legal_values,
+    plural,
+    ref_name,
+    source_name,
+    widths,
+)
 
 __all__ = ["VerifyError", "VerificationFailed", "Verifier", "verify_ssa"]
 
@@ -80,63 +89,6 @@ def verify_ssa(fn: Function, *, reference: bool = False) -> list[VerifyError]:
 _VALID_SHAPES = ValidShapes()  # (`shape_key`) SSA instructions found valid in this process
 
 
-# --- wording ------------------------------------------------------------------------------------
-
-
-def _describe(ins: Instruction) -> str:
-    if isinstance(ins.dest, Value):
-        return f"{ins.name} %{ins.dest.name}"
-    return ins.name
-
-
-def _ref(ref: Value | Uniform | Immediate) -> str:
-    if isinstance(ref, Value):
-        return f"%{ref.name}"
-    if isinstance(ref, Immediate):
-        return f"#{ref.bits}"
-    return ref.name
-
-
-def _block_list(blocks: list[Block]) -> str:
-    return "[" + ", ".join(block.name for block in blocks) + "]"
-
-
-def _alternatives(items) -> str:
-    items = [str(item) for item in items]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " or " + items[-1]
-
-
-def _widths(sizes) -> str:
-    return _alternatives(sizes) + " bits"
-
-
-def _legal_values(attr: Attr) -> str:
-    values = attr.values
-    # (len() of range(2**64), mov_imm's values, overflows: compare the ends instead)
-    if isinstance(values, range) and values.stop - values.start > 8 * values.step:
-        return f"{values.start}..{values.stop - 1}"
-    return _alternatives(values)
-
-
-def _legal(attr: Attr, value) -> bool:
-    # bool is an int and `1.0 in range(2)` holds, so the type must match a listed value too.
-    if isinstance(attr.values, range):
-        return type(value) is int and value in attr.values
-    return any(type(value) is type(legal) and value == legal for legal in attr.values)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _source_name(ins: Instruction, position: int, spec: Src | None) -> str:
-    if spec is None:
-        return f"source {position} of {ins.name}"
-    return f"source {spec.name} of {ins.name}"
-
-
 _ATTRIBUTE_NAMES: dict[int, tuple[Opcode, frozenset[str]]] = {}  # id(row) -> (row, names)
 
 
@@ -163,7 +115,7 @@ class Verifier:
                 block.name if block is not None else None,
                 index,
                 message,
-                _describe(ins) if ins is not None else None,
+                describe(ins) if ins is not None else None,
             )
         )
 
@@ -184,7 +136,7 @@ class Verifier:
             who = (
                 f"{entry_preds[0].name} branches"
                 if len(entry_preds) == 1
-                else f"{_block_list(entry_preds)} branch"
+                else f"{block_list(entry_preds)} branch"
             )
             self.error(
                 fn.entry, None, f"the entry block must have no predecessors, but {who} to it"
@@ -268,7 +220,7 @@ class Verifier:
                 self.error(
                     None,
                     None,
-                    f"uniform {uniform.name} is {uniform.size}-bit; uniforms are {_widths(SIZES)}",
+                    f"uniform {uniform.name} is {uniform.size}-bit; uniforms are {widths(SIZES)}",
                 )
             if uniform.is_buffer and uniform.size != 64:
                 self.error(None, None, f"buffer uniform {uniform.name} must be 64-bit")
@@ -341,7 +293,7 @@ class Verifier:
             self.error(
                 block,
                 index,
-                f"{ins.name} takes {_plural(len(row.srcs), 'source')}, found {len(ins.srcs)}",
+                f"{ins.name} takes {plural(len(row.srcs), 'source')}, found {len(ins.srcs)}",
                 ins,
             )
         is_phi = row.name == "phi"
@@ -381,7 +333,7 @@ class Verifier:
         if not ins.blocks and not row.targets:
             return  # no targets, none wanted: nothing below can fail
         if len(ins.blocks) != row.targets:
-            wanted = _plural(row.targets, "target block") if row.targets else "no target blocks"
+            wanted = plural(row.targets, "target block") if row.targets else "no target blocks"
             self.error(block, index, f"{ins.name} takes {wanted}, found {len(ins.blocks)}", ins)
         for target in ins.blocks:
             if target not in self.block_set:
@@ -410,7 +362,7 @@ class Verifier:
                 block,
                 index,
                 f"destination %{dest.name} is {dest.size}-bit; {ins.name} writes "
-                f"{_widths(row.dest_sizes)}",
+                f"{widths(row.dest_sizes)}",
                 ins,
             )
 
@@ -421,12 +373,12 @@ class Verifier:
             # exactly the declared names (the common case): only the values can be wrong
             for attr in row.attrs:
                 value = given[attr.name]
-                if not _legal(attr, value):
+                if not legal(attr, value):
                     self.error(
                         block,
                         index,
                         f"{attr.name}={value!r} is not a valid value for attribute {attr.name} "
-                        f"(expected {_legal_values(attr)})",
+                        f"(expected {legal_values(attr)})",
                         ins,
                     )
             return
@@ -439,12 +391,12 @@ class Verifier:
                 self.error(block, index, f"missing attribute {name}", ins)
                 continue
             value = ins.attrs[name]
-            if not _legal(attr, value):
+            if not legal(attr, value):
                 self.error(
                     block,
                     index,
                     f"{name}={value!r} is not a valid value for attribute {name} "
-                    f"(expected {_legal_values(attr)})",
+                    f"(expected {legal_values(attr)})",
                     ins,
                 )
 
@@ -453,58 +405,58 @@ class Verifier:
     ) -> None:
         # `what` names the source in messages; it is spelled only when there is one
         if (src.abs and not spec.allows("abs")) or (src.neg and not spec.allows("neg")):
-            what = _source_name(ins, position, spec)
+            what = source_name(ins, position, spec)
             for modifier in MODIFIERS:
                 if getattr(src, modifier) and not spec.allows(modifier):
                     self.error(block, index, f"modifier .{modifier} is not allowed on {what}", ins)
         ref = src.ref
         if isinstance(ref, Immediate):
             if spec.imm is None:
-                what = _source_name(ins, position, spec)
+                what = source_name(ins, position, spec)
                 self.error(block, index, f"{what} cannot be an immediate", ins)
                 return
             limit, kind = IMMEDIATE_LIMITS[spec.imm]
             if not 0 <= ref.bits < limit:
-                what = _source_name(ins, position, spec)
+                what = source_name(ins, position, spec)
                 self.error(
                     block, index, f"immediate #{ref.bits} does not fit the {kind} of {what}", ins
                 )
             return
         if isinstance(ref, Uniform) and not spec.uniform:
-            what = _source_name(ins, position, spec)
+            what = source_name(ins, position, spec)
             self.error(block, index, f"{what} cannot be a uniform", ins)
         size = ref.size
         if spec.kind == ADDR and size != 64:
-            what = _source_name(ins, position, spec)
+            what = source_name(ins, position, spec)
             self.error(
                 block, index, f"{what} is an address and must be 64-bit, found {size}-bit", ins
             )
         elif size not in spec.sizes:
-            what = _source_name(ins, position, spec)
+            what = source_name(ins, position, spec)
             self.error(
                 block,
                 index,
-                f"{what} ({_ref(ref)}) is {size}-bit; it must be {_widths(spec.sizes)}",
+                f"{what} ({ref_name(ref)}) is {size}-bit; it must be {widths(spec.sizes)}",
                 ins,
             )
         dest = ins.dest
         if not isinstance(dest, Value) or spec.width_rule is None:
             return
         if spec.width_rule == SAME_AS_DEST and size != dest.size:
-            what = _source_name(ins, position, spec)
+            what = source_name(ins, position, spec)
             self.error(
                 block,
                 index,
-                f"{what} ({_ref(ref)}) is {size}-bit but the destination is "
+                f"{what} ({ref_name(ref)}) is {size}-bit but the destination is "
                 f"{dest.size}-bit; they must match",
                 ins,
             )
         elif spec.width_rule == AT_MOST_DEST and size > dest.size:
-            what = _source_name(ins, position, spec)
+            what = source_name(ins, position, spec)
             self.error(
                 block,
                 index,
-                f"{what} ({_ref(ref)}) is {size}-bit, wider than the {dest.size}-bit destination",
+                f"{what} ({ref_name(ref)}) is {size}-bit, wider than the {dest.size}-bit destination",
                 ins,
             )
 
@@ -525,7 +477,7 @@ class Verifier:
             self.error(
                 block,
                 index,
-                f"phi source {_ref(src.ref)} is {src.size}-bit but the destination is "
+                f"phi source {ref_name(src.ref)} is {src.size}-bit but the destination is "
                 f"{ins.dest.size}-bit",
                 ins,
             )
@@ -538,16 +490,16 @@ class Verifier:
             self.error(
                 block,
                 index,
-                f"phi has {_plural(len(ins.srcs), 'source')} but "
-                f"{_plural(len(ins.blocks), 'incoming block')}",
+                f"phi has {plural(len(ins.srcs), 'source')} but "
+                f"{plural(len(ins.blocks), 'incoming block')}",
                 ins,
             )
         if len(ins.srcs) != len(preds):
             self.error(
                 block,
                 index,
-                f"phi has {_plural(len(ins.srcs), 'source')} but {block.name} has "
-                f"{_plural(len(preds), 'predecessor')}",
+                f"phi has {plural(len(ins.srcs), 'source')} but {block.name} has "
+                f"{plural(len(preds), 'predecessor')}",
                 ins,
             )
         if list(ins.blocks) == preds:
@@ -556,16 +508,16 @@ class Verifier:
             self.error(
                 block,
                 index,
-                f"phi sources must follow predecessor order: expected {_block_list(preds)}, "
-                f"found {_block_list(ins.blocks)}",
+                f"phi sources must follow predecessor order: expected {block_list(preds)}, "
+                f"found {block_list(ins.blocks)}",
                 ins,
             )
         else:
             self.error(
                 block,
                 index,
-                f"phi incoming blocks must be the predecessors: expected {_block_list(preds)}, "
-                f"found {_block_list(ins.blocks)}",
+                f"phi incoming blocks must be the predecessors: expected {block_list(preds)}, "
+                f"found {block_list(ins.blocks)}",
                 ins,
             )
 
