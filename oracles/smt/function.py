@@ -35,9 +35,9 @@ import z3
 
 from agxir.cfg import CFG
 from agxir.ir import Block, Function, Immediate, Instruction, Uniform, Value
+from agxir.text import format_instruction
 from oracles.smt.bitvectors import Memory, function_memory, uniform_terms
 from oracles.smt.instruction import encode_instruction
-from agxir.text import format_instruction
 
 __all__ = [
     "EncodedFunction",

@@ -57,7 +57,13 @@ from agxir.opcodes.effects import effective_address
 from agxir.text import format_instruction, print_function
 from oracles.memory_model import buffer_base
 from oracles.smt.bitvectors import Z3BitVectors, function_memory
-from oracles.smt.function import EncodedFunction, InstructionMemo, encode_function, evaluate, is_loop_free
+from oracles.smt.function import (
+    EncodedFunction,
+    InstructionMemo,
+    encode_function,
+    evaluate,
+    is_loop_free,
+)
 from oracles.smt.function import thread_bound as _thread_bound
 from oracles.smt.limits import limit
 from oracles.smt.promotion_slice import query_slice
