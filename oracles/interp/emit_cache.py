@@ -19,6 +19,10 @@ blocks), and the numbers of the blocks it names that emission reads. The emitter
 values and uniforms by name but remember them by object within a unit, so a function in
 which one name stands for two objects gets no keys and is emitted afresh.
 
+`unit_keys` is the lane VM's (oracles/interp/lanevm_src/keys.c) where the extension is
+built, else `unit_keys_reference`, the specification, which the C follows part for part
+(tests/oracles/interp/test_unit_keys.py).
+
 Cached entries hold only strings, numbers and tuples of them, which the garbage collector
 stops tracking: a cache of many entries costs its collections nothing.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 from agxir.ir import Immediate, Instruction, Register, Uniform, Value, VirtualRegister
 from agxir.machine.opcodes import WAVE_BRANCHES
 from agxir.text import format_instruction
+from oracles.interp.vm import LANEVM
 
 # Off: every block is emitted afresh (the tests compare both ways).
 enabled = True
@@ -80,6 +85,20 @@ _PLAIN_VREG = ("v", 0)  # accessed at one size only
 def unit_keys(units: list[list[Instruction]], prefixes: list[tuple], number: dict,
               escaping: set | None = None, first_unit: dict | None = None,
               vreg_widths: dict[str, int] | None = None) -> list[tuple | None]:
+    """`unit_keys_reference`'s keys, built in C where the lane VM is built (4.5 against 7.5
+    us a unit over the tests' corpora: the loop over sources and destinations, not the
+    text, was most of the reference's time), else by the reference, which also builds them
+    where the C declines (NotImplemented: arguments of another type, an exception met)."""
+    if native_unit_keys is not None:
+        keys = native_unit_keys(units, prefixes, number, escaping, first_unit, vreg_widths)
+        if keys is not NotImplemented:
+            return keys
+    return unit_keys_reference(units, prefixes, number, escaping, first_unit, vreg_widths)
+
+
+def unit_keys_reference(units: list[list[Instruction]], prefixes: list[tuple], number: dict,
+                        escaping: set | None = None, first_unit: dict | None = None,
+                        vreg_widths: dict[str, int] | None = None) -> list[tuple | None]:
     """The key of each unit (a list of instructions; the SSA interpreter's blocks, the wave
     interpreter's units of straight-line code): the caller's context (`prefixes`, one tuple
     of the same length per unit), then per instruction its text, its row, per source and
@@ -152,6 +171,14 @@ def unit_keys(units: list[list[Instruction]], prefixes: list[tuple], number: dic
                 append(None)
         keys.append(tuple(parts))
     return keys
+
+
+# The C keys (None: the extension is not built, or built before keys.c), bound once to what
+# the reference names.
+native_unit_keys = getattr(LANEVM, "unit_keys", None)
+if native_unit_keys is not None:
+    LANEVM.key_setup(Value, Immediate, Register, VirtualRegister, Uniform, format_instruction,
+                     _ROWS, WAVE_BRANCHES, (_REGISTER, _IMMEDIATE, _VALUE_DEST, _PLAIN_VREG))
 
 
 def emitted(cache: EmitCache, key: tuple | None, emitter, emit) -> tuple:

@@ -18,6 +18,14 @@ static PyMethodDef methods[] = {
      "lane's address is inside the buffer the first one names (returns its number and "
      "whether each set's lanes touch disjoint bytes in lane order), else (-1, False) and "
      "nothing done (memory.c)."},
+    {"key_setup", (PyCFunction)(void (*)(void))lanevm_key_setup, METH_FASTCALL,
+     "key_setup(Value, Immediate, Register, VirtualRegister, Uniform, format_instruction, "
+     "rows, wave_branches, (register, immediate, value_dest, plain_vreg)): once, from "
+     "oracles.interp.emit_cache, what unit_keys names (keys.c)."},
+    {"unit_keys", (PyCFunction)(void (*)(void))lanevm_unit_keys, METH_FASTCALL,
+     "unit_keys(units, prefixes, number, escaping, first_unit, vreg_widths) -> list: what "
+     "emit_cache.unit_keys_reference gives for the same arguments, or NotImplemented where "
+     "the reference must give it (keys.c)."},
     {NULL, NULL, 0, NULL},
 };
 

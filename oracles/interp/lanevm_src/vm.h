@@ -65,5 +65,10 @@ PyObject *lanevm_count(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 PyObject *lanevm_access(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 /* compile(source) -> tuple  (compile.c) */
 PyObject *lanevm_compile(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* key_setup(Value, Immediate, Register, VirtualRegister, Uniform, format_instruction, rows,
+ * wave_branches, kind_parts) -> None and unit_keys(units, prefixes, number, escaping,
+ * first_unit, vreg_widths) -> list or NotImplemented  (keys.c) */
+PyObject *lanevm_key_setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *lanevm_unit_keys(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 #endif
