@@ -29,7 +29,8 @@ setup(ext_modules=[
     Extension(
         "oracles.interp.lanevm",
         [f"{LANEVM}/{name}.c"
-         for name in ("module", "compile", "lex", "parse", "stmt", "run", "memory", "keys")],
+         for name in ("module", "compile", "lex", "parse", "stmt", "run", "memory", "keys",
+                      "races")],
         depends=[f"{LANEVM}/{name}.h" for name in ("vm", "parse", "floats")],
         # No -ffast-math: float ops must round as numpy's do (IEEE, round to nearest even).
         extra_compile_args=["-O2", "-fno-fast-math", "-ffp-contract=off"],

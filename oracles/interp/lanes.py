@@ -7,19 +7,72 @@ run it, and is undefined while the wave's threads have taken different ways at a
 runner marks the wave `diverged`) and have not yet met again, all of them, in a block on no
 cycle of the CFG (`rejoined`: see `ballot`). Each input set has its own memory. Two threads of one input set touching the same byte,
 where at least one of them writes it, is a data race and undefined: the result would
-otherwise depend on the order threads are scheduled in, which passes may change.
+otherwise depend on the order threads are scheduled in, which passes may change. The race
+check's search is the lane VM's (oracles/interp/lanevm_src/races.c) where it is built, else
+`racing_threads`, its numpy reference.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from oracles.interp.vm import LANEVM
 from oracles.memory_model import DATA_RACE, OUT_OF_BOUNDS
 from oracles.outcomes import OutOfFuel, Undefined
 
 _VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 DIVERGENT_BALLOT = "ballot in divergent control flow"
 WAVE_WIDTH = 32
+
+
+# The race check's search in C (None: the lane VM is not built, or built before races.c).
+native_races = getattr(LANEVM, "races", None)
+
+
+def in_place_accesses(in_place: list, start_list: list[int]) -> list[tuple]:
+    """The lane VM's in-place accesses (`Lanes.accessed_in_place`'s entries) as logged ones,
+    (lanes, flat byte offsets, nbytes, writing)."""
+    touched = []
+    for buffer, address, act, nbytes, writing, _ in in_place:
+        lanes = np.flatnonzero(act)
+        offset = (address[lanes] - np.uint64((buffer + 1) << 32)).view(np.int64)
+        touched.append((lanes, offset + start_list[buffer], nbytes, writing))
+    return touched
+
+
+def racing_threads(lane_set, tid, n_sets: int, width: int, touched: list) -> list[int]:
+    """The race search, by numpy (the reference of lanevm_src/races.c): per input set, the
+    highest thread id of the first byte (in byte order) of its memory that two different
+    threads touched, at least one of them writing; -1 where none was. `touched` holds
+    (lanes, flat byte offsets, nbytes, writing) per access; a lane's set and thread id are
+    `lane_set[lane]` and `tid[lane]`, its byte `flat` of `width` in its set's memory."""
+    sets, cells, threads, writes = [], [], [], []
+    for lanes, flat, nbytes, writing in touched:
+        sets.append(np.repeat(lane_set[lanes], nbytes))
+        cells.append((flat[:, None] + np.arange(nbytes)).ravel())
+        threads.append(np.repeat(tid[lanes].astype(np.int64), nbytes))
+        writes.append(np.full(len(lanes) * nbytes, writing))
+    found = [-1] * n_sets
+    if not touched:
+        return found
+    set_of = np.concatenate(sets)
+    key = set_of * width + np.concatenate(cells)
+    thread = np.concatenate(threads)
+    write = np.concatenate(writes)
+    if not len(key):
+        return found
+    order = np.argsort(key, kind="stable")
+    key, thread, write, set_of = key[order], thread[order], write[order], set_of[order]
+    starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
+    lowest = np.minimum.reduceat(thread, starts)
+    highest = np.maximum.reduceat(thread, starts)
+    written = np.logical_or.reduceat(write, starts)
+    racing = (lowest != highest) & written
+    for group in np.flatnonzero(racing):  # in byte order: a set's first racing byte counts
+        s = int(set_of[starts[group]])
+        if found[s] < 0:
+            found[s] = int(highest[group])
+    return found
 
 
 class LaneLayout:
@@ -171,7 +224,8 @@ class Lanes:
     def find_races(self) -> None:
         """Makes undefined every input set in which two threads touched one byte and at
         least one of them wrote it. Checked once, after the run, over all accesses: the
-        answer does not depend on the order the accesses happened in."""
+        answer does not depend on the order the accesses happened in. The search is the
+        lane VM's (lanevm_src/races.c) where it is built, else `racing_threads`."""
         if not self.stored.any():
             return
         # Only a buffer something was stored to can race.
@@ -180,16 +234,9 @@ class Lanes:
         if len(in_place) == 1 and in_place[0][5] and not any(
                 writing or self._touches_stored(buffers) for _, _, buffers, _, writing in self.accesses):
             return  # the only access to a stored buffer, and the VM saw it disjoint
-        for buffer, address, act, nbytes, writing, _ in in_place:
-            lanes = np.flatnonzero(act)
-            offset = (address[lanes] - np.uint64((buffer + 1) << 32)).view(np.int64)
-            self.accesses.append((lanes, offset + self.layout.start_list[buffer], buffer,
-                                  nbytes, writing))
-        width = self.memory.shape[1]
-        touched = []  # (lanes, flat, nbytes, writing) of accesses to buffers stored to
+        logged = []  # (lanes, flat, nbytes, writing) of the logged accesses to stored buffers
         for lanes, flat, buffers, nbytes, writing in self.accesses:
             if not writing:
-                # Only a buffer something was stored to can race.
                 if isinstance(buffers, int):
                     if not self.stored[buffers]:
                         continue
@@ -198,37 +245,28 @@ class Lanes:
                     if not keep.any():
                         continue
                     lanes, flat = lanes[keep], flat[keep]
-            touched.append((lanes, flat, nbytes, writing))
-        if self._disjoint(touched, width):
-            return
-        sets, cells, threads, writes = [], [], [], []
-        for lanes, flat, nbytes, writing in touched:
-            sets.append(np.repeat(self.lane_set[lanes], nbytes))
-            cells.append((flat[:, None] + np.arange(nbytes)).ravel())
-            threads.append(np.repeat(self.tid[lanes].astype(np.int64), nbytes))
-            writes.append(np.full(len(lanes) * nbytes, writing))
-        set_of = np.concatenate(sets)
-        key = set_of * width + np.concatenate(cells)
-        thread = np.concatenate(threads)
-        write = np.concatenate(writes)
-        order = np.argsort(key, kind="stable")
-        key, thread, write, set_of = key[order], thread[order], write[order], set_of[order]
-        starts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1])))
-        lowest = np.minimum.reduceat(thread, starts)
-        highest = np.maximum.reduceat(thread, starts)
-        written = np.logical_or.reduceat(write, starts)
-        racing = (lowest != highest) & written
-        for group in np.flatnonzero(racing):
-            s = int(set_of[starts[group]])
-            if self.fate[s] is None or isinstance(self.fate[s], OutOfFuel):
-                self.fate[s] = Undefined(DATA_RACE, int(highest[group]))
+            logged.append((lanes, flat, nbytes, writing))
+        width = self.memory.shape[1]
+        threads = NotImplemented
+        if native_races is not None:
+            threads = native_races(self.lane_set, self.tid, self.n_sets, width, self.starts,
+                                   logged, in_place)
+        if threads is NotImplemented:  # not built, or arrays the C does not take
+            touched = logged + in_place_accesses(in_place, self.layout.start_list)
+            if self._disjoint(touched, width):
+                return
+            threads = racing_threads(self.lane_set, self.tid, self.n_sets, width, touched)
+        for s, thread in enumerate(threads):
+            if thread >= 0 and (self.fate[s] is None or isinstance(self.fate[s], OutOfFuel)):
+                self.fate[s] = Undefined(DATA_RACE, thread)
 
     def _touches_stored(self, buffers) -> bool:
         return bool(self.stored[buffers]) if isinstance(buffers, int) else bool(self.stored[buffers].any())
 
     def _disjoint(self, touched, width: int) -> bool:
         """Whether no two of these accesses share a byte of one input set's memory: then
-        nothing races (a race needs a shared byte), and the byte-by-byte search is skipped.
+        nothing races (a race needs a shared byte), and the reference's byte-by-byte search
+        is skipped (the C search costs less than this test: it has none).
         Sorted by first byte, each access must start after every earlier one ends."""
         if len(touched) == 1:
             lanes, flat, nbytes, _ = touched[0]

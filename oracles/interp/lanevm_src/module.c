@@ -26,6 +26,10 @@ static PyMethodDef methods[] = {
      "unit_keys(units, prefixes, number, escaping, first_unit, vreg_widths) -> list: what "
      "emit_cache.unit_keys_reference gives for the same arguments, or NotImplemented where "
      "the reference must give it (keys.c)."},
+    {"races", (PyCFunction)(void (*)(void))lanevm_races, METH_FASTCALL,
+     "races(lane_set, tid, sets, width, starts, logged, in_place) -> list: per input set "
+     "the thread id lanes.racing_threads reports for these accesses, or -1; NotImplemented "
+     "where the reference must judge them (races.c)."},
     {NULL, NULL, 0, NULL},
 };
 

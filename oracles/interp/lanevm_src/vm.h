@@ -70,5 +70,8 @@ PyObject *lanevm_compile(PyObject *module, PyObject *const *args, Py_ssize_t nar
  * first_unit, vreg_widths) -> list or NotImplemented  (keys.c) */
 PyObject *lanevm_key_setup(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *lanevm_unit_keys(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* races(lane_set, tid, sets, width, starts, logged, in_place) -> list or NotImplemented
+ * (races.c) */
+PyObject *lanevm_races(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 #endif
