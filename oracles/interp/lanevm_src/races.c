@@ -18,14 +18,22 @@
 
 #include <string.h>
 
-/* A 1-D C-contiguous array of `itemsize`-byte items, held for the call. */
+/* The array formats taken (numpy's on a little-endian machine): the reference computes
+ * with the dtypes the interpreters pass, and another dtype (an int64 address less a
+ * uint64 base is a float64 in numpy) would not compute the same. */
+#define SIGNED "qln"    /* int64: lane indices, byte offsets, sets, starts */
+#define UNSIGNED "QLN"  /* uint64: addresses */
+#define ANY_INT SIGNED UNSIGNED  /* thread ids (the reference's .astype(int64)) */
+#define BOOLS "?"       /* act */
+
 typedef struct {
     Py_buffer view;
     int held;
 } array_view;
 
+/* A 1-D C-contiguous array of `itemsize`-byte items of one of `formats`, held for the call. */
 static int
-hold(PyObject *object, array_view *out, Py_ssize_t itemsize)
+hold(PyObject *object, array_view *out, Py_ssize_t itemsize, const char *formats)
 {
     if (PyObject_GetBuffer(object, &out->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return -1;
@@ -33,9 +41,8 @@ hold(PyObject *object, array_view *out, Py_ssize_t itemsize)
     const char *format = out->view.format != NULL ? out->view.format : "B";
     if (format[0] == '@' || format[0] == '=' || format[0] == '<')  /* (little-endian here) */
         format++;
-    /* Integers (or bools) of the size asked: a float array is not a thread id. */
     if (out->view.ndim != 1 || out->view.itemsize != itemsize || format[0] == '\0' ||
-        format[1] != '\0' || strchr(itemsize == 1 ? "?bB" : "qQlLnN", format[0]) == NULL) {
+        format[1] != '\0' || strchr(formats, format[0]) == NULL) {
         PyErr_SetString(PyExc_TypeError, "races: an array of another layout");
         return -1;
     }
@@ -164,7 +171,8 @@ logged_access(search *s, PyObject *entry)
         return -1;
     array_view lanes = {0}, flat = {0};
     int status = -1;
-    if (hold(PyTuple_GET_ITEM(entry, 0), &lanes, 8) < 0 || hold(PyTuple_GET_ITEM(entry, 1), &flat, 8) < 0)
+    if (hold(PyTuple_GET_ITEM(entry, 0), &lanes, 8, SIGNED) < 0 ||
+        hold(PyTuple_GET_ITEM(entry, 1), &flat, 8, SIGNED) < 0)
         goto done;
     const Py_ssize_t count = lanes.view.shape[0];
     if (flat.view.shape[0] != count) {
@@ -207,7 +215,8 @@ in_place_access(search *s, PyObject *entry, const int64_t *starts, Py_ssize_t bu
     }
     array_view address = {0}, act = {0};
     int status = -1;
-    if (hold(PyTuple_GET_ITEM(entry, 1), &address, 8) < 0 || hold(PyTuple_GET_ITEM(entry, 2), &act, 1) < 0)
+    if (hold(PyTuple_GET_ITEM(entry, 1), &address, 8, UNSIGNED) < 0 ||
+        hold(PyTuple_GET_ITEM(entry, 2), &act, 1, BOOLS) < 0)
         goto done;
     if (address.view.shape[0] != s->lanes || act.view.shape[0] != s->lanes) {
         PyErr_SetString(PyExc_ValueError, "races: an in-place access is not over every lane");
@@ -252,8 +261,8 @@ lanevm_races(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto decline;
     s.sets = PyLong_AsSsize_t(args[2]);
     s.width = PyLong_AsSsize_t(args[3]);
-    if (PyErr_Occurred() || hold(args[0], &lane_set, 8) < 0 || hold(args[1], &tid, 8) < 0 ||
-        hold(args[4], &starts, 8) < 0)
+    if (PyErr_Occurred() || hold(args[0], &lane_set, 8, SIGNED) < 0 ||
+        hold(args[1], &tid, 8, ANY_INT) < 0 || hold(args[4], &starts, 8, SIGNED) < 0)
         goto decline;
     s.lanes = lane_set.view.shape[0];
     if (tid.view.shape[0] != s.lanes || s.sets < 1 || s.width < 1 || s.sets > (INT64_MAX >> 2) / s.width)
