@@ -243,7 +243,7 @@ class _Prover:
 # uniform.NAME) is fixed, so an equal text gives equal terms.
 _ENCODED: OrderedDict = OrderedDict()
 _ENCODED_LIMIT = 64
-_MEMO = InstructionMemo()
+_MEMO = InstructionMemo(limit=8000)  # about 40 MB of z3 terms when full (measured)
 
 
 def _encoded(fn: Function, text: str, tid, memory, scalars) -> tuple[Function, EncodedFunction]:
