@@ -137,9 +137,12 @@ def reference_difference(fn: Function, liveness) -> str | None:
 
 
 def mesa_pass(name: str) -> PassUnderTest:
-    """The pass under test `mesa:NAME`, with its contract (`MESA_CONTRACTS`); KeyError for a
+    """The pass under test `mesa:NAME`, with its contract (`MESA_CONTRACTS`) and the contract's
+    run; a name the bridge runs without one (a test's) gets a run of its own; KeyError for a
     name Mesa's bridge does not run."""
-    return PassUnderTest(name, _bridge_run(name), ("--passes", name), MESA_CONTRACTS.get(name))
+    contract = MESA_CONTRACTS.get(name)
+    run = contract.run if contract is not None else _bridge_run(name)
+    return PassUnderTest(name, run, ("--passes", name), contract)
 
 
 def _bridge_run(name: str) -> Callable[[Function], bool]:

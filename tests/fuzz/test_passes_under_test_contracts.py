@@ -63,7 +63,8 @@ def test_a_whole_backend_is_known_to_the_step_oracles_by_its_contract_not_its_na
     assert backends == {"mesa:backend"}
     assert not any(WHOLE_BACKEND in c.promises for c in CONTRACTS.values())
     for name, contract in MESA_CONTRACTS.items():
-        assert mesa_pass(name).contract is contract
+        unit = mesa_pass(name)
+        assert unit.contract is contract and unit.run is contract.run  # one run, not two
         assert _allocation_step(name, contract).allocates == (name not in backends)
     assert registered("ra").contract is CONTRACTS["ra"]
     assert _allocation_step("ra", CONTRACTS["ra"]).allocates
