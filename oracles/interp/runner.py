@@ -394,7 +394,7 @@ def outcomes_of(X: Lanes, input_sets, buffers, slots: int, steps=None) -> list[O
 
 
 _BLOCK_CACHE: dict[str, Callable] = {}
-_BLOCK_CACHE_LIMIT = 50_000
+_BLOCK_CACHE_LIMIT = 8192  # as the lane VM's cache of compiled texts (vm._COMPILED_LIMIT)
 _CONSTANT = re.compile(r"C\[0x([0-9a-f]+)\]")
 HOIST_LINES = 256  # a block at least this long reads its constants into locals first
 
