@@ -242,6 +242,18 @@ def _callback(method: str, dest: int, args: tuple) -> Callable:
     return call
 
 
+def _relocated_block(block: CompiledSource, program: np.ndarray, rows: Sequence[int]) -> VMBlock:
+    """`block` with `program` (already renumbered) and its calls and result renumbered by
+    `rows`, the layout's row of each of its local rows."""
+    calls = [_callback(method, rows[dest] if dest >= 0 else -1,
+                       tuple((kind, rows[value]) if kind in ("row", "bool") else (kind, value)
+                             for kind, value in args))
+             for method, dest, args in block.callbacks]
+    result = block.result
+    row = -1 if result[0] == "none" else rows[result[1]]
+    return VMBlock(program, calls, result[0], row, block.call_sites)
+
+
 class VMFunction:
     """A function's blocks for the VM: one row layout for all of them, each block's program
     relocated into it, and the initial rows of a run."""
@@ -283,58 +295,39 @@ class VMFunction:
         indexing over all of them (per block it was a third of building a function): each
         block's local rows are a stretch of one lookup table, found by adding the block's
         offset into it. The programs are views of one array, each a run of its rows."""
-        row_of = self.row.__getitem__
-        temp_base = self.temp_base
-        lookup: list[int] = []
-        offsets = []
-        for block in blocks:
-            offsets.append(len(lookup))
-            lookup += map(row_of, block.externals)
-            lookup += range(temp_base, temp_base + block.temps)
-            if not block.externals and not block.temps:
-                lookup.append(0)  # a block touching no row: its zero fields stay row 0
         if not blocks:
             return []
+        local_rows = [self._local_rows(block) for block in blocks]
+        lookup: list[int] = []
+        offsets = []
+        for rows in local_rows:
+            offsets.append(len(lookup))
+            lookup += rows
         lengths = [len(block.program) for block in blocks]
         program = np.concatenate([block.program for block in blocks])
-        local = program[:, 1:5] + np.repeat(np.array(offsets, dtype=np.int64), lengths)[:, None]
-        program[:, 1:5] = np.array(lookup, dtype=np.int64)[local]
-        relocated = []
-        start = 0
-        for block, offset, length in zip(blocks, offsets, lengths):
-            end = start + length
-            calls = [_callback(method, lookup[offset + dest] if dest >= 0 else -1,
-                               tuple((kind, lookup[offset + value]) if kind in ("row", "bool")
-                                     else (kind, value) for kind, value in args))
-                     for method, dest, args in block.callbacks] if block.callbacks else []
-            result = block.result
-            if result[0] == "none":
-                relocated.append(VMBlock(program[start:end], calls, "none", -1, block.call_sites))
-            else:
-                relocated.append(VMBlock(program[start:end], calls, result[0],
-                                         lookup[offset + result[1]], block.call_sites))
-            start = end
+        shift = np.repeat(np.array(offsets, dtype=np.int64), lengths)[:, None]
+        program[:, 1:5] = np.array(lookup, dtype=np.int64)[program[:, 1:5] + shift]
+        relocated, start = [], 0
+        for block, rows, length in zip(blocks, local_rows, lengths):
+            relocated.append(_relocated_block(block, program[start : start + length], rows))
+            start += length
         return relocated
 
     def relocate(self, block: CompiledSource) -> VMBlock:
         """The block's program with its local rows (0..E-1: externals[k], E..: temporaries)
         renumbered as this layout's rows, in the d, a, b, c fields of every op alike (an
         op's unused fields hold 0, a valid local row), and its calls' rows likewise."""
-        row = self.row
-        rows = [row[external] for external in block.externals]
-        rows += range(self.temp_base, self.temp_base + block.temps)
-        if not rows:  # a block touching no row: its zero fields stay row 0
-            rows = [0]
+        rows = self._local_rows(block)
         program = block.program.copy()
         program[:, 1:5] = np.array(rows, dtype=np.int64)[block.program[:, 1:5]]
-        calls = [_callback(method, rows[dest] if dest >= 0 else -1,
-                           tuple((kind, rows[value]) if kind in ("row", "bool") else (kind, value)
-                                 for kind, value in args))
-                 for method, dest, args in block.callbacks]
-        result = block.result
-        if result[0] == "none":
-            return VMBlock(program, calls, "none", -1, block.call_sites)
-        return VMBlock(program, calls, result[0], rows[result[1]], block.call_sites)
+        return _relocated_block(block, program, rows)
+
+    def _local_rows(self, block: CompiledSource) -> list[int]:
+        """This layout's row of each of the block's local rows (its externals, then its
+        temporaries)."""
+        rows = list(map(self.row.__getitem__, block.externals))
+        rows += range(self.temp_base, self.temp_base + block.temps)
+        return rows or [0]  # a block touching no row: its zero fields stay row 0
 
     def start(self, lanes: int, tid: np.ndarray, uniforms: dict,
               names_start: Callable | None = None,
