@@ -44,7 +44,10 @@ def test_a_wrong_cmpsel_given_through_pass_is_found_within_500_programs(tmp_path
     assert reproducer.exists() and reproducer.with_suffix(".json").exists()
     assert not list((tmp_path / "findings").glob(".*.tmp"))
     suite = ElementTree.parse(tmp_path / "junit.xml").getroot()
-    assert suite.get("failures") == "1"
+    # A failure per finding and per duplicate dropped: one, or more when the second worker
+    # also found before it saw the stop (a race of the two processes, not the verdict).
+    assert suite.get("failures") == str(len(findings) + report["duplicate_findings"])
+    assert int(suite.get("failures")) >= 1
     sarif = json.loads((tmp_path / "findings.sarif").read_text())
     assert sarif["version"] == "2.1.0"
     result_entry = sarif["runs"][0]["results"][0]
